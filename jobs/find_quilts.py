@@ -1,0 +1,11 @@
+"""spark-submit entry point of the quilt job: the same options as ``quiltdetect quilts``.
+
+    spark-submit --master spark://host:7077 jobs/find_quilts.py --input s3a://bucket/crawl/ --output s3a://bucket/out/
+"""
+
+import sys
+
+from quiltdetect.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["quilts", *sys.argv[1:]], local=False))

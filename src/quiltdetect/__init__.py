@@ -1,0 +1,3 @@
+"""quiltdetect: exhaustive detection of quilted web pages and content reuse on Spark."""
+
+__version__ = "0.1.0"

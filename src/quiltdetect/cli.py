@@ -1,0 +1,135 @@
+"""The ``quiltdetect`` console command and the shared argument handling of jobs/*.py.
+
+The same options work for ``quiltdetect quilts ...`` (local mode, Spark started here) and for
+``spark-submit jobs/find_quilts.py ...`` (master and resources from spark-submit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from quiltdetect import __version__
+from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
+
+log = logging.getLogger("quiltdetect")
+
+
+def add_io_options(parser: argparse.ArgumentParser) -> None:
+    """--input/--input-format/--output/--config/--set/--overwrite, shared by every analysis."""
+    parser.add_argument("--input", action="append", dest="inputs", metavar="PATH",
+                        help="a file, directory or glob; local or a Hadoop URI (s3a://, hdfs://, file://); repeatable")
+    parser.add_argument("--input-format", choices=INPUT_FORMATS,
+                        help="how to read the inputs (default: inferred per file from its name)")
+    parser.add_argument("--output", metavar="DIR", help="directory for the results (local or Hadoop URI)")
+    parser.add_argument("--config", metavar="FILE", help="YAML file of options (see conf/)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one option, e.g. --set m=80 or --set spark.sql.shuffle.partitions=64")
+    parser.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output")
+    parser.add_argument("--master", help="Spark master for the console command (default local[*])")
+
+
+def add_quilt_options(parser: argparse.ArgumentParser) -> None:
+    """The quilt parameters (k, m, c, θ) and the foreign rule."""
+    parser.add_argument("-k", type=int, help="gram length in words (default 5)")
+    parser.add_argument("-m", type=int, help="a patch gram occurs in at most m documents (default 50)")
+    parser.add_argument("-c", type=int, help="a quilt has at least c source documents (default 4)")
+    parser.add_argument("--theta", type=float, help="a quilt's patch fraction is at least theta (default 0.5)")
+    parser.add_argument("--foreign", choices=FOREIGN_CHOICES,
+                        help="sources must live on another host / registered domain / IP (default none)")
+    parser.add_argument("--count-occurrences", action="store_true", default=None,
+                        help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
+    parser.add_argument("--top", type=int, help="quilts shown in the summary (default 10)")
+
+
+def quilt_config(args: argparse.Namespace) -> QuiltConfig:
+    """Defaults <- --config file <- command-line options <- --set overrides."""
+    file_layer = read_yaml(args.config) if args.config else {}
+    cli_layer: dict[str, Any] = {}
+    for name in ("inputs", "input_format", "output", "k", "m", "c", "theta", "foreign",
+                 "count_occurrences", "overwrite", "top"):
+        value = getattr(args, name, None)
+        if value is not None:
+            cli_layer[name] = value
+    if getattr(args, "master", None):
+        cli_layer["spark.master"] = args.master
+    overrides = dict(parse_override(item) for item in args.set)
+    return merge_settings(QuiltConfig, file_layer, cli_layer, overrides).validate()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="quiltdetect",
+        description="Find reused content in web crawls on Apache Spark: quilted pages and their sources.",
+    )
+    parser.add_argument("--version", action="version", version=f"quiltdetect {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress at INFO level")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    quilts = sub.add_parser("quilts", help="find (k, m, c, θ)-quilted pages and their sources (Najork 2012)")
+    add_io_options(quilts)
+    add_quilt_options(quilts)
+
+    demo = sub.add_parser("demo", help="run the quilt job on the bundled sample data and print a summary")
+    demo.add_argument("--output", default="quiltdetect-demo", metavar="DIR",
+                      help="where to write (default ./quiltdetect-demo, replaced if present)")
+    demo.add_argument("--sample", metavar="DIR", help="sample directory (default: the bundled data/sample)")
+
+    make = sub.add_parser("make-corpus", help="generate a test corpus from real prose (see data/sample/README.md)",
+                          add_help=False)
+    make.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+def bundled_sample() -> Path:
+    """The sample data directory: data/sample of the source checkout or the installed package."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parents[2] / "data" / "sample", here.parent / "data" / "sample"):
+        if candidate.is_dir():
+            return candidate
+    raise ConfigError("the bundled sample data was not found; give --sample DIR (data/sample of the repository)")
+
+
+def run_quilts(cfg: QuiltConfig, *, local: bool) -> int:
+    """Build the session, run the quilt job, print the summary."""
+    from quiltdetect.common.session import build_session
+    from quiltdetect.ingest.read import resolve_inputs
+    from quiltdetect.quilts import job
+
+    resolve_inputs(None, cfg.inputs, cfg.input_format)  # local inputs: fail before Spark starts
+    job.check_output(None, cfg)
+    spark = build_session("quiltdetect-quilts", cfg.spark, local=local)
+    result = job.run(spark, cfg)
+    print(job.format_summary(result, cfg), flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None, *, local: bool = True) -> int:
+    """Entry point of the console command (``local=True``) and of jobs/*.py (``local=False``)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["make-corpus"]:
+        from quiltdetect.corpus.generate import main as make_corpus
+
+        return make_corpus(argv[1:])
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "quilts":
+            return run_quilts(quilt_config(args), local=local)
+        if args.command == "demo":
+            sample = Path(args.sample) if args.sample else bundled_sample()
+            cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True})
+            return run_quilts(cfg.validate(), local=local)
+    except ConfigError as exc:
+        print(f"quiltdetect: error: {exc}", file=sys.stderr)
+        return 2
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

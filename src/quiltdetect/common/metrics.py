@@ -1,0 +1,63 @@
+"""Per-stage counts and timings of a run, printed as one summary and written as metrics.json."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunMetrics:
+    """Counts and elapsed seconds per named stage, in the order the stages ran."""
+
+    job: str
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+
+    @contextmanager
+    def stage(self, spark: SparkSession, name: str, description: str) -> Iterator[dict[str, Any]]:
+        """Time a stage and name its Spark jobs in the UI; yields the dict to put counts in."""
+        counts: dict[str, Any] = {}
+        spark.sparkContext.setJobDescription(f"{self.job}: {name} - {description}")
+        log.info("stage %s: %s", name, description)
+        t0 = time.perf_counter()
+        try:
+            yield counts
+        finally:
+            counts["seconds"] = round(time.perf_counter() - t0, 3)
+            self.stages[name] = counts
+            spark.sparkContext.setJobDescription(None)
+
+    def total_seconds(self) -> float:
+        return round(time.time() - self.started, 3)
+
+    def to_json(self, extra: dict[str, Any] | None = None) -> str:
+        body = {"job": self.job, "stages": self.stages, "total_seconds": self.total_seconds()}
+        body.update(extra or {})
+        return json.dumps(body, indent=2, sort_keys=False, default=str)
+
+    def summary_lines(self) -> list[str]:
+        """One line per stage: name, time and its counts."""
+        lines = []
+        for name, counts in self.stages.items():
+            items = ", ".join(f"{k}={_fmt(v)}" for k, v in counts.items() if k != "seconds")
+            lines.append(f"  {name:<12} {counts.get('seconds', 0):>8.1f}s  {items}")
+        lines.append(f"  {'total':<12} {self.total_seconds():>8.1f}s")
+        return lines
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_fmt(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)

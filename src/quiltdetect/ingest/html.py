@@ -1,0 +1,237 @@
+"""HTML -> visible text and the page fields some analyses need (SPEC §0, §2, §5).
+
+Pure Python on top of selectolax's Lexbor backend, so that the heavy lifting
+(parsing, dropping script/style/..., CSS selection, text concatenation) runs in C.
+Called from inside pandas UDFs, so every public function here is total: garbage
+in, empty fields out, never an exception.
+
+Word rule (SPEC §0 "Markup is not text"): script, style, noscript, template, svg
+and comments produce no words; block-level elements separate words (a newline in
+``text``) while inline elements do not (``Hel<b>lo</b>`` is one word "Hello").
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+from selectolax.lexbor import LexborHTMLParser
+
+__all__ = ["HtmlFields", "extract", "decode_html", "BLOCK_TAGS", "INVISIBLE_TAGS"]
+
+# Elements whose content is never visible text (removed with their subtree).
+INVISIBLE_TAGS: tuple[str, ...] = (
+    "script", "style", "noscript", "template", "svg", "math", "head", "iframe",
+)
+# Elements that start/end a block: words never run across their boundaries.
+BLOCK_TAGS: tuple[str, ...] = (
+    "p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "br", "tr", "td", "th",
+    "table", "thead", "tbody", "tfoot", "caption", "section", "article", "header",
+    "footer", "nav", "aside", "main", "blockquote", "pre", "ul", "ol", "dl", "dt",
+    "dd", "form", "fieldset", "legend", "hr", "title", "address", "figure",
+    "figcaption", "details", "summary", "center", "menu", "dir", "hgroup", "option",
+    "optgroup", "textarea", "body", "frameset", "frame", "noframes", "listing",
+    "plaintext", "xmp", "dialog", "search",
+)
+_BLOCK_SELECTOR = ",".join(BLOCK_TAGS)
+_HEADING_SELECTOR = "h1,h2,h3,h4,h5,h6"
+# Private-use character marking our block boundaries inside Lexbor's text output;
+# removed from the input first so it cannot come from the page itself.
+_SEP = "\ue000"
+_SEP_RUN_RE = re.compile(" ?\ue000[ \ue000]*")
+_SKIP_URL_SCHEMES = ("javascript:", "data:", "vbscript:", "about:")
+
+
+@dataclass(frozen=True)
+class HtmlFields:
+    """What :func:`extract` finds in one page (all empty for unparsable input)."""
+
+    text: str = ""
+    title: str = ""
+    headings: list[str] = field(default_factory=list)
+    anchors: list[tuple[str, str]] = field(default_factory=list)  # (anchor text, absolute URL)
+    meta_keywords: str = ""
+    meta_description: str = ""
+    images: list[str] = field(default_factory=list)  # absolute IMG src URLs
+
+
+def _squash(s: str | None) -> str:
+    """Collapse all whitespace (and our separators) to single spaces, stripped."""
+    if not s:
+        return ""
+    return " ".join(s.replace(_SEP, " ").split())
+
+
+def _absolute(base: str, ref: str | None) -> str:
+    """``ref`` resolved against ``base``; "" for empty or script/data pseudo-URLs."""
+    if ref is None:
+        return ""
+    ref = ref.strip()
+    if not ref or ref.lower().startswith(_SKIP_URL_SCHEMES):
+        return ""
+    head = ref[:8].lower()
+    if head.startswith(("http://", "https://")) or not base:
+        return ref  # already absolute (the common case): skip urljoin's cost
+    try:
+        return urljoin(base, ref)
+    except ValueError:  # e.g. a malformed IPv6 netloc
+        return ref
+
+
+def extract(html: str, base_url: str = "") -> HtmlFields:
+    """Visible body text, title, headings, anchors, meta fields and images of a page.
+
+    ``base_url`` (the page URL) makes anchor and image URLs absolute; a ``<base
+    href>`` in the page takes precedence as browsers do. Never raises.
+    """
+    if not html or not isinstance(html, str):
+        return HtmlFields()
+    try:
+        return _extract(html, base_url or "")
+    except Exception:  # selectolax/Lexbor on pathological input: empty, not a crash
+        return HtmlFields()
+
+
+def _extract(html: str, base_url: str) -> HtmlFields:
+    if _SEP in html:
+        html = html.replace(_SEP, "")
+    tree = LexborHTMLParser(html)
+
+    # Fields from <head> first: the head is dropped before the text pass.
+    title_node = (tree.head.css_first("title") if tree.head is not None else None) or tree.css_first(
+        "title"
+    )
+    title = _squash(title_node.text(deep=True)) if title_node is not None else ""
+    meta_keywords = meta_description = ""
+    for meta in tree.css("meta[name]"):
+        name = (meta.attributes.get("name") or "").strip().lower()
+        if name == "keywords" and not meta_keywords:
+            meta_keywords = _squash(meta.attributes.get("content"))
+        elif name == "description" and not meta_description:
+            meta_description = _squash(meta.attributes.get("content"))
+    base_node = tree.css_first("base[href]")
+    if base_node is not None:
+        base_url = _absolute(base_url, base_node.attributes.get("href")) or base_url
+
+    # Invisible subtrees go in C; comments are not text nodes, so text() skips them.
+    tree.strip_tags(list(INVISIBLE_TAGS), recursive=True)
+    # Mark block boundaries: one C-side selection, two cheap inserts per block element.
+    for node in tree.css(_BLOCK_SELECTOR):
+        node.insert_before(_SEP)
+        node.insert_after(_SEP)
+
+    body = tree.body if tree.body is not None else tree.root
+    raw = body.text(deep=True) if body is not None else ""
+    text = _SEP_RUN_RE.sub("\n", " ".join(raw.split())).strip()
+
+    headings = [h for h in (_squash(n.text(deep=True)) for n in tree.css(_HEADING_SELECTOR)) if h]
+    anchors: list[tuple[str, str]] = []
+    for a in tree.css("a[href]"):
+        href = _absolute(base_url, a.attrs.get("href"))
+        if href:
+            anchors.append((_squash(a.text(deep=True)), href))
+    images: list[str] = []
+    for img in tree.css("img[src]"):
+        src = _absolute(base_url, img.attrs.get("src"))
+        if src:
+            images.append(src)
+
+    return HtmlFields(
+        text=text,
+        title=title,
+        headings=headings,
+        anchors=anchors,
+        meta_keywords=meta_keywords,
+        meta_description=meta_description,
+        images=images,
+    )
+
+
+# --------------------------------------------------------------------------- decoding
+
+_CT_CHARSET_RE = re.compile(rb"""charset\s*=\s*["']?\s*([^"'\s;,>/]+)""", re.I)
+_META_CHARSET_RE = re.compile(
+    rb"""<meta[^>]*?charset\s*=\s*["']?\s*([^"'\s;,>/]+)""", re.I
+)
+_SNIFF_BYTES = 4096
+# WHATWG Encoding Standard label mappings that Python's codec names get wrong:
+# browsers decode "latin-1"/"ascii" pages as windows-1252, Shift_JIS as cp932, etc.
+_CHARSET_ALIASES = {
+    "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "latin1": "cp1252",
+    "latin-1": "cp1252", "l1": "cp1252", "us-ascii": "cp1252", "ascii": "cp1252",
+    "iso-8859-9": "cp1254", "latin5": "cp1254", "tis-620": "cp874",
+    "iso-8859-11": "cp874", "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030",
+    "gb_2312-80": "gb18030", "shift_jis": "cp932", "shift-jis": "cp932",
+    "sjis": "cp932", "x-sjis": "cp932", "ms_kanji": "cp932", "windows-31j": "cp932",
+    "euc-kr": "cp949", "ks_c_5601-1987": "cp949", "big5": "big5hkscs",
+    "x-mac-roman": "mac-roman", "unicode-1-1-utf-8": "utf-8", "utf8": "utf-8",
+    # Encodings a page may not legitimately declare in-band: treat as UTF-8.
+    "utf-7": "utf-8", "x-user-defined": "cp1252",
+}
+
+
+def _codec_for(label: bytes | str | None) -> str | None:
+    """A Python text codec name for a charset label, or None if unknown/bogus."""
+    if not label:
+        return None
+    if isinstance(label, bytes):
+        label = label.decode("ascii", "ignore")
+    name = label.strip().strip("\"'").lower()
+    if not name:
+        return None
+    name = _CHARSET_ALIASES.get(name, name)
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, ValueError):
+        return None
+    if not getattr(info, "_is_text_encoding", True):  # base64, rot13, zlib, ...
+        return None
+    return info.name
+
+
+def _sniff_charset(payload: bytes, content_type: str | None) -> tuple[str, int]:
+    """(codec name, bytes of BOM to skip): BOM > Content-Type > <meta> > UTF-8."""
+    if payload.startswith(codecs.BOM_UTF8):
+        return "utf-8", 3
+    if payload.startswith(codecs.BOM_UTF16_LE) or payload.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16", 0  # the utf-16 codec consumes its BOM
+    if content_type:
+        m = _CT_CHARSET_RE.search(content_type.encode("latin-1", "ignore"))
+        codec = _codec_for(m.group(1)) if m else None
+        if codec:
+            return codec, 0
+    m = _META_CHARSET_RE.search(payload[:_SNIFF_BYTES])
+    codec = _codec_for(m.group(1)) if m else None
+    if codec and codec.startswith("utf-16"):  # WHATWG: an in-band utf-16 label means utf-8
+        codec = "utf-8"
+    return codec or "utf-8", 0
+
+
+def decode_html(payload: bytes, content_type: str | None = None) -> tuple[str, bool]:
+    """Decode an HTML payload leniently: (text, whether undecodable bytes were replaced).
+
+    Charset from a BOM, else the ``Content-Type`` header, else a ``<meta charset>`` /
+    ``http-equiv`` declaration in the first 4 KB, else UTF-8; unknown or bogus labels
+    fall back to UTF-8. Undecodable bytes become U+FFFD. Never raises.
+    """
+    if not payload:
+        return "", False
+    try:
+        if not isinstance(payload, (bytes, bytearray, memoryview)):
+            return (payload if isinstance(payload, str) else ""), False
+        payload = bytes(payload)
+        codec, skip = _sniff_charset(payload, content_type)
+        data = payload[skip:] if skip else payload
+        try:
+            return data.decode(codec), False
+        except UnicodeDecodeError:
+            return data.decode(codec, errors="replace"), True
+    except Exception:  # e.g. a codec that fails in an unexpected way: fall back to UTF-8
+        try:
+            return payload.decode("utf-8", errors="strict"), False
+        except UnicodeDecodeError:
+            return payload.decode("utf-8", errors="replace"), True
+        except Exception:
+            return "", True

@@ -1,0 +1,274 @@
+"""The document table: every input format read into one DataFrame (SPEC §0).
+
+Files are listed on the driver (paths only), then each WARC/WET file is read by one task with
+the pure-Python record readers, so a bad file or record is a counted skip row, never a failed
+job. Local files are streamed from disk; files on other Hadoop file systems (s3a://, hdfs://)
+come through Spark's ``binaryFile`` source, which uses the cluster's Hadoop configuration.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from quiltdetect.common import fs
+from quiltdetect.common.config import ConfigError
+from quiltdetect.ingest import records
+from quiltdetect.ingest.urls import domain_of, host_of
+
+log = logging.getLogger(__name__)
+
+ANCHOR_TYPE = StructType([StructField("text", StringType()), StructField("href", StringType())])
+ROW_SCHEMA = StructType(
+    [
+        StructField("doc_id", StringType()),
+        StructField("url", StringType()),
+        StructField("host", StringType()),
+        StructField("domain", StringType()),
+        StructField("ip", StringType()),
+        StructField("text", StringType()),
+        StructField("title", StringType()),
+        StructField("headings", ArrayType(StringType())),
+        StructField("anchors", ArrayType(ANCHOR_TYPE)),
+        StructField("meta_keywords", StringType()),
+        StructField("meta_description", StringType()),
+        StructField("images", ArrayType(StringType())),
+        StructField("warc_date", StringType()),
+        StructField("source", StringType()),
+        StructField("offset", LongType()),
+        StructField("decode_errors", BooleanType()),
+        StructField("skip_reason", StringType()),
+        StructField("skip_detail", StringType()),
+    ]
+)
+DOC_COLUMNS = [f.name for f in ROW_SCHEMA.fields if f.name not in ("skip_reason", "skip_detail")]
+SKIP_DUPLICATE_ID = "duplicate_doc_id"
+SKIP_MISSING_ID = "missing_id"
+SKIP_MISSING_TEXT = "missing_text"
+ROWS_PER_BATCH = 256
+
+_SUFFIXES = (
+    (("warc.wet.gz", "wet.gz", ".wet"), "wet"),
+    ((".warc.gz", ".warc", ".arc.gz", ".arc"), "warc"),
+    ((".parquet", ".pq"), "parquet"),
+    ((".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson"), "jsonl"),
+)
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input file and the format it is read as."""
+
+    path: str
+    format: str
+
+
+def infer_format(path: str) -> str | None:
+    """The input format a file name implies, or None (``x.warc.wet.gz`` is WET, not WARC)."""
+    name = path.lower().rsplit("/", 1)[-1]
+    if name.endswith(".crc") or name == "_success":
+        return None
+    for suffixes, fmt in _SUFFIXES:
+        if name.endswith(suffixes):
+            return fmt
+    return None
+
+
+def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format: str | None) -> list[InputFile]:
+    """Expand every --input into files with their formats; fail when one matches nothing.
+
+    Local patterns are expanded without Spark (so a typo fails before any Spark work);
+    other URIs need ``spark`` for Hadoop's file-system listing.
+    """
+    files: list[InputFile] = []
+    for pattern in patterns:
+        if fs.is_local(pattern):
+            paths = fs.expand_local(pattern)
+        elif spark is None:
+            continue
+        else:
+            paths = fs.expand_hadoop(spark, pattern)
+        if not paths:
+            raise ConfigError(f"--input {pattern}: no such file, or no files match")
+        matched = []
+        for path in paths:
+            fmt = input_format or infer_format(path)
+            if fmt is not None:
+                matched.append(InputFile(path, fmt))
+        if not matched:
+            raise ConfigError(
+                f"--input {pattern}: none of its {len(paths)} files has a known format "
+                "(.warc[.gz], .wet[.gz], .parquet, .jsonl[.gz]); give --input-format"
+            )
+        files.extend(matched)
+    unique = {f.path: f for f in files}
+    return [unique[p] for p in sorted(unique)]
+
+
+def _rows_frame(rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame.from_records(rows, columns=list(ROW_SCHEMA.fieldNames()))
+    frame["offset"] = frame["offset"].astype("Int64")
+    return frame
+
+
+def _file_rows(path: str, fmt: str, content: bytes | None, max_payload_bytes: int) -> Iterator[dict]:
+    """Rows of one WARC/WET file; an unopenable file is one ``file_error`` skip row."""
+    reader = records.iter_wet_rows if fmt == "wet" else records.iter_warc_rows
+    try:
+        stream = io.BytesIO(content) if content is not None else open(fs.local_path(path), "rb")
+    except OSError as exc:
+        yield _skip_row(path, records.SKIP_FILE_ERROR, f"{type(exc).__name__}: {exc}")
+        return
+    with stream:
+        yield from reader(stream, path, max_payload_bytes=max_payload_bytes)
+
+
+def _skip_row(source: str, reason: str, detail: str) -> dict:
+    row = dict.fromkeys(ROW_SCHEMA.fieldNames())
+    row.update(source=source, skip_reason=reason, skip_detail=detail[:500])
+    return row
+
+
+def read_archive_batches(batches: Iterator[pd.DataFrame], max_payload_bytes: int) -> Iterator[pd.DataFrame]:
+    """mapInPandas body: (path, format[, content]) rows -> document and skip rows."""
+    for batch in batches:
+        contents = batch["content"] if "content" in batch.columns else [None] * len(batch)
+        for path, fmt, content in zip(batch["path"], batch["format"], contents, strict=True):
+            rows: list[dict] = []
+            for row in _file_rows(path, fmt, content, max_payload_bytes):
+                rows.append(row)
+                if len(rows) >= ROWS_PER_BATCH:
+                    yield _rows_frame(rows)
+                    rows = []
+            if rows:
+                yield _rows_frame(rows)
+
+
+def read_archives(spark: SparkSession, files: list[InputFile], max_payload_bytes: int) -> DataFrame:
+    """Document and skip rows of WARC/WET files, one task per local file."""
+    def body(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        return read_archive_batches(batches, max_payload_bytes)
+
+    local = [(f.path, f.format) for f in files if fs.is_local(f.path)]
+    remote = [f for f in files if not fs.is_local(f.path)]
+    frames: list[DataFrame] = []
+    if local:
+        rdd = spark.sparkContext.parallelize(local, numSlices=max(1, len(local)))
+        paths = spark.createDataFrame(rdd, "path string, format string")
+        frames.append(paths.mapInPandas(body, ROW_SCHEMA))
+    if remote:
+        fmt_of = {f.path: f.format for f in remote}
+        mapping = F.create_map(*[x for p, fmt in fmt_of.items() for x in (F.lit(p), F.lit(fmt))])
+        binary = (
+            spark.read.format("binaryFile").load([f.path for f in remote])
+            .select("path", "content")
+            .withColumn("format", F.coalesce(mapping[F.col("path")], F.lit("warc")))
+        )
+        frames.append(binary.select("path", "format", "content").mapInPandas(body, ROW_SCHEMA))
+    return _union(frames)
+
+
+def table_rows(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """mapInPandas body: (id, url, text, ip, source) table rows -> document and skip rows."""
+    for batch in batches:
+        n = len(batch)
+        out = pd.DataFrame({name: pd.Series([None] * n, index=batch.index, dtype=object)
+                            for name in ROW_SCHEMA.fieldNames()})
+        out["doc_id"] = batch["id"]
+        out["url"] = batch["url"]
+        out["ip"] = batch["ip"]
+        out["text"] = batch["text"]
+        out["source"] = batch["source"]
+        out["offset"] = pd.array([None] * n, dtype="Int64")
+        hosts = [host_of(u) if isinstance(u, str) else "" for u in batch["url"]]
+        out["host"] = hosts
+        out["domain"] = [domain_of(h) for h in hosts]
+        out["decode_errors"] = False
+        missing_text = batch["text"].isna()
+        missing_id = batch["id"].isna() | (batch["id"].astype(str) == "")
+        out.loc[missing_text, "skip_reason"] = SKIP_MISSING_TEXT
+        out.loc[missing_id, "skip_reason"] = SKIP_MISSING_ID
+        yield out
+
+
+def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
+    """Document and skip rows of Parquet / JSON Lines tables with columns id, url, text[, ip]."""
+    frames = []
+    for fmt in ("parquet", "jsonl"):
+        paths = [f.path for f in files if f.format == fmt]
+        if not paths:
+            continue
+        table = spark.read.parquet(*paths) if fmt == "parquet" else spark.read.json(paths)
+        missing = [c for c in ("id", "text") if c not in table.columns]
+        if missing:
+            raise ConfigError(
+                f"{fmt} input {paths[0]}: missing column(s) {', '.join(missing)}; "
+                "tables need id, url, text and optionally ip"
+            )
+        table = table.select(
+            F.col("id").cast("string").alias("id"),
+            (F.col("url") if "url" in table.columns else F.lit(None)).cast("string").alias("url"),
+            F.col("text").cast("string").alias("text"),
+            (F.col("ip") if "ip" in table.columns else F.lit(None)).cast("string").alias("ip"),
+            F.input_file_name().alias("source"),
+        )
+        frames.append(table.mapInPandas(table_rows, ROW_SCHEMA))
+    return _union(frames)
+
+
+def _union(frames: list[DataFrame]) -> DataFrame | None:
+    if not frames:
+        return None
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+def read_rows(spark: SparkSession, files: list[InputFile], max_payload_bytes: int) -> DataFrame:
+    """All rows (documents and skips) of all inputs, in ROW_SCHEMA."""
+    archives = [f for f in files if f.format in ("warc", "wet")]
+    tables = [f for f in files if f.format in ("parquet", "jsonl")]
+    parts = [
+        read_archives(spark, archives, max_payload_bytes) if archives else None,
+        read_tables(spark, tables) if tables else None,
+    ]
+    rows = _union([p for p in parts if p is not None])
+    if rows is None:
+        raise ConfigError("no input files to read")
+    return rows
+
+
+def keep_one_per_id(docs: DataFrame) -> DataFrame:
+    """One row per doc_id: the one with the smallest (source, offset, url); a ``dup_rank`` > 1
+    marks the others, which the caller counts as ``duplicate_doc_id`` skips."""
+    order = Window.partitionBy("doc_id").orderBy(
+        F.col("source").asc_nulls_last(), F.col("offset").asc_nulls_last(), F.col("url").asc_nulls_last()
+    )
+    return docs.withColumn("dup_rank", F.row_number().over(order))
+
+
+def with_doc_keys(docs: DataFrame) -> DataFrame:
+    """Sort by doc_id and give each document a ``doc_key`` long that orders like its doc_id.
+
+    Keys are unique and monotone in doc_id (not dense), so "smallest doc_id" tie-breaks can be
+    done on longs. They are assigned once and written with the document table, which the rest
+    of the run reads back, so every stage sees the same keys.
+    """
+    return docs.orderBy("doc_id").withColumn("doc_key", F.monotonically_increasing_id())
+
+

@@ -1,0 +1,326 @@
+"""WARC / ARC / WET records -> document rows, with skip-and-count semantics (SPEC §0).
+
+One output row per input record: a *document* (``skip_reason is None``) or a
+*skip row* naming why the record is not one, so a run can report exactly what it
+read and dropped. Pure Python (warcio + :mod:`.html` + :mod:`.urls`); the Spark
+side calls these generators from inside pandas UDFs and builds its schema from
+:data:`ROW_FIELDS`.
+
+Failure policy: a record that fails to parse gives a ``parse_error`` row and the
+file continues; a file that becomes unreadable (truncated gzip, a record cut
+short, not a WARC at all) gives ONE ``file_error`` row and the file stops, keeping
+every row already yielded. Nothing here raises on bad data.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.timeutils import timestamp_to_iso_date
+
+from .html import decode_html, extract
+from .urls import domain_of, host_of
+
+__all__ = [
+    "ROW_FIELDS", "iter_warc_rows", "iter_wet_rows", "count_reasons", "DOCUMENT",
+    "SKIP_REQUEST", "SKIP_METADATA", "SKIP_REVISIT", "SKIP_WARCINFO", "SKIP_OTHER_RECORD",
+    "SKIP_NOT_HTML", "SKIP_HTTP_STATUS", "SKIP_EMPTY", "SKIP_NO_URL", "SKIP_PARSE_ERROR",
+    "SKIP_FILE_ERROR", "SKIP_TOO_LARGE", "SKIP_REASONS",
+]
+
+SKIP_REQUEST = "request"
+SKIP_METADATA = "metadata"
+SKIP_REVISIT = "revisit"
+SKIP_WARCINFO = "warcinfo"
+SKIP_OTHER_RECORD = "other_record_type"
+SKIP_NOT_HTML = "not_html"
+SKIP_HTTP_STATUS = "http_status_not_2xx"
+SKIP_EMPTY = "empty_payload"
+SKIP_NO_URL = "missing_url"
+SKIP_PARSE_ERROR = "parse_error"
+SKIP_FILE_ERROR = "file_error"
+SKIP_TOO_LARGE = "payload_too_large"
+SKIP_REASONS: tuple[str, ...] = (
+    SKIP_REQUEST, SKIP_METADATA, SKIP_REVISIT, SKIP_WARCINFO, SKIP_OTHER_RECORD,
+    SKIP_NOT_HTML, SKIP_HTTP_STATUS, SKIP_EMPTY, SKIP_NO_URL, SKIP_PARSE_ERROR,
+    SKIP_FILE_ERROR, SKIP_TOO_LARGE,
+)
+DOCUMENT = "document"  # count_reasons' key for documents
+
+ROW_FIELDS: tuple[str, ...] = (
+    "doc_id", "url", "host", "domain", "ip", "text", "title", "headings", "anchors",
+    "meta_keywords", "meta_description", "images", "warc_date", "source", "offset",
+    "decode_errors", "skip_reason", "skip_detail",
+)
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_TYPE_SKIPS = {
+    "request": SKIP_REQUEST,
+    "metadata": SKIP_METADATA,
+    "revisit": SKIP_REVISIT,
+    "warcinfo": SKIP_WARCINFO,
+    "arc_header": SKIP_WARCINFO,  # ARC version block (filedesc://)
+}
+_HTML_SNIFF_RE = re.compile(rb"<!doctype\s+html|<html[\s>]", re.I)
+_SNIFF_BYTES = 1024
+_READ_CHUNK = 1 << 20
+_DETAIL_MAX = 200
+
+
+class _FileBroken(Exception):
+    """The underlying file ended or failed inside a record: stop this file."""
+
+
+def _detail(value: object) -> str:
+    text = str(value).strip().replace("\n", " ")
+    return text[:_DETAIL_MAX]
+
+
+def _exc_detail(exc: BaseException) -> str:
+    return _detail(f"{type(exc).__name__}: {exc}")
+
+
+def _row(source: str, offset: int, **values: Any) -> dict:
+    """A row with every ROW_FIELDS key; unspecified fields empty/None."""
+    row: dict[str, Any] = {
+        "doc_id": None, "url": None, "host": "", "domain": "", "ip": None, "text": None,
+        "title": None, "headings": [], "anchors": [], "meta_keywords": None,
+        "meta_description": None, "images": [], "warc_date": None, "source": source,
+        "offset": offset, "decode_errors": False, "skip_reason": None, "skip_detail": None,
+    }
+    row.update(values)
+    return row
+
+
+def _stable_id(url: str | None, date: str | None, offset: int) -> str:
+    """A deterministic record id for records that carry none (ARC, malformed WARC)."""
+    name = f"{url or ''} {date or ''} {offset}"
+    return f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, name)}>"
+
+
+def _identity(rec: Any, offset: int) -> dict:
+    """doc_id, url, ip, warc_date of a record (WARC headers, or ARC's converted)."""
+    h = rec.rec_headers
+    if rec.format == "arc":
+        url = h.get_header("uri")
+        ip = h.get_header("ip-address")
+        stamp = h.get_header("archive-date")
+        try:
+            date = timestamp_to_iso_date(stamp) if stamp else None
+        except Exception:
+            date = stamp
+        doc_id = None
+    else:
+        url = h.get_header("WARC-Target-URI")
+        ip = h.get_header("WARC-IP-Address")
+        date = h.get_header("WARC-Date")
+        doc_id = h.get_header("WARC-Record-ID")
+    url = url.strip() if url else None
+    ip = ip.strip() if ip and ip.strip() and ip.strip() != "-" else None
+    if not doc_id:
+        doc_id = _stable_id(url, date, offset)
+    return {"doc_id": doc_id, "url": url or None, "ip": ip, "warc_date": date}
+
+
+_DIGITS_RE = re.compile(r"^\d+$")
+_ARC_DATE_RE = re.compile(r"^\d{8,17}$")
+
+
+def _check_framing(rec: Any) -> None:
+    """Raise _FileBroken unless the record header can delimit the record.
+
+    warcio accepts a header block cut by end-of-file, or random text that happens
+    to have five fields (an "ARC" line); without a valid length the record's end,
+    and so every later record, is unknown.
+    """
+    h = rec.rec_headers
+    if rec.format == "arc":
+        length = (h.get_header("length") or "").strip()
+        date = (h.get_header("archive-date") or "").strip()
+        uri = h.get_header("uri") or ""
+        if not (_DIGITS_RE.match(length) and _ARC_DATE_RE.match(date) and ":" in uri):
+            raise _FileBroken("not a valid ARC record header (not an ARC/WARC file?)")
+        return
+    length = (h.get_header("Content-Length") or "").strip()
+    if not _DIGITS_RE.match(length) or not h.get_header("WARC-Type"):
+        raise _FileBroken("WARC header block without WARC-Type/Content-Length (cut short?)")
+
+
+def _read_upto(stream: Any, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``stream`` (fewer only at its end)."""
+    parts: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = stream.read(min(remaining, _READ_CHUNK))
+        if not chunk:
+            break
+        parts.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(parts)
+
+
+def _drain(rec: Any) -> None:
+    """Consume the rest of the record; raise _FileBroken if the file ends inside it."""
+    raw = rec.raw_stream
+    try:
+        while raw.read(_READ_CHUNK):
+            pass
+    except Exception as exc:  # zlib/gzip/OS errors in the container itself
+        raise _FileBroken(_exc_detail(exc)) from exc
+    missing = getattr(raw, "limit", 0) or 0
+    if missing > 0:  # Content-Length promised more bytes than the file holds
+        raise _FileBroken(f"record truncated: {missing} bytes missing (file cut short)")
+
+
+def _read_payload(rec: Any, max_payload_bytes: int) -> bytes | None:
+    """The HTTP payload (transfer/content-decoded), or None if over the cap."""
+    data = _read_upto(rec.content_stream(), max_payload_bytes + 1)
+    return None if len(data) > max_payload_bytes else data
+
+
+def _warc_record_row(rec: Any, source: str, offset: int, ident: dict, max_payload: int) -> dict:
+    rec_type = rec.rec_type
+    if rec_type != "response":
+        reason = _TYPE_SKIPS.get(rec_type, SKIP_OTHER_RECORD)
+        return _row(source, offset, **ident, skip_reason=reason, skip_detail=_detail(rec_type))
+    if not ident["url"]:
+        return _row(source, offset, **ident, skip_reason=SKIP_NO_URL, skip_detail="response")
+    http = rec.http_headers
+    if http is None:  # e.g. dns: records: a response, but not HTTP
+        ctype = rec.rec_headers.get_header("Content-Type") or ""
+        return _row(source, offset, **ident, skip_reason=SKIP_NOT_HTML, skip_detail=_detail(ctype))
+    status = http.get_statuscode()
+    if not (status and status.isdigit() and 200 <= int(status) < 300):
+        return _row(
+            source, offset, **ident, skip_reason=SKIP_HTTP_STATUS,
+            skip_detail=_detail(http.statusline or status),
+        )
+    ctype = http.get_header("Content-Type")
+    mime = ctype.split(";", 1)[0].strip().lower() if ctype else ""
+    if mime and mime not in HTML_TYPES:
+        return _row(source, offset, **ident, skip_reason=SKIP_NOT_HTML, skip_detail=_detail(ctype))
+    payload = _read_payload(rec, max_payload)
+    if payload is None:
+        return _row(
+            source, offset, **ident, skip_reason=SKIP_TOO_LARGE,
+            skip_detail=f"payload > {max_payload} bytes",
+        )
+    if not payload.strip():
+        return _row(source, offset, **ident, skip_reason=SKIP_EMPTY, skip_detail=_detail(ctype or ""))
+    if not mime and not _HTML_SNIFF_RE.search(payload[:_SNIFF_BYTES]):
+        return _row(
+            source, offset, **ident, skip_reason=SKIP_NOT_HTML,
+            skip_detail="no content type; payload does not look like HTML",
+        )
+    html, decode_errors = decode_html(payload, ctype)
+    fields = extract(html, ident["url"])
+    host = host_of(ident["url"])
+    return _row(
+        source, offset, **ident, host=host, domain=domain_of(host), text=fields.text,
+        title=fields.title, headings=list(fields.headings),
+        anchors=[{"text": t, "href": h} for t, h in fields.anchors],
+        meta_keywords=fields.meta_keywords, meta_description=fields.meta_description,
+        images=list(fields.images), decode_errors=decode_errors,
+    )
+
+
+def _wet_record_row(rec: Any, source: str, offset: int, ident: dict, max_payload: int) -> dict:
+    rec_type = rec.rec_type
+    if rec_type != "conversion":
+        reason = _TYPE_SKIPS.get(rec_type, SKIP_OTHER_RECORD)
+        return _row(source, offset, **ident, skip_reason=reason, skip_detail=_detail(rec_type))
+    if not ident["url"]:
+        return _row(source, offset, **ident, skip_reason=SKIP_NO_URL, skip_detail="conversion")
+    data = _read_upto(rec.content_stream(), max_payload + 1)
+    if len(data) > max_payload:
+        return _row(
+            source, offset, **ident, skip_reason=SKIP_TOO_LARGE,
+            skip_detail=f"payload > {max_payload} bytes",
+        )
+    if not data.strip():
+        return _row(source, offset, **ident, skip_reason=SKIP_EMPTY, skip_detail="conversion")
+    try:
+        text, decode_errors = data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, decode_errors = data.decode("utf-8", errors="replace"), True
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    host = host_of(ident["url"])
+    return _row(
+        source, offset, **ident, host=host, domain=domain_of(host), text=text.strip(),
+        title="", meta_keywords="", meta_description="", decode_errors=decode_errors,
+    )
+
+
+def _iter_rows(stream: BinaryIO, source: str, max_payload: int, record_row: Any) -> Iterator[dict]:
+    offset = 0
+    try:
+        records = iter(ArchiveIterator(stream))
+    except Exception as exc:
+        yield _row(source, offset, skip_reason=SKIP_FILE_ERROR, skip_detail=_exc_detail(exc))
+        return
+    while True:
+        try:
+            rec = next(records)
+        except StopIteration:
+            return
+        except Exception as exc:  # not a WARC, bad gzip, cut inside a header block
+            yield _row(source, offset, skip_reason=SKIP_FILE_ERROR, skip_detail=_exc_detail(exc))
+            return
+        ident: dict = {}
+        try:
+            _check_framing(rec)
+        except _FileBroken as exc:
+            yield _row(source, offset, skip_reason=SKIP_FILE_ERROR, skip_detail=_detail(exc))
+            return
+        except Exception as exc:
+            yield _row(source, offset, skip_reason=SKIP_FILE_ERROR, skip_detail=_exc_detail(exc))
+            return
+        try:
+            ident = _identity(rec, offset)
+            row = record_row(rec, source, offset, ident, max_payload)
+        except Exception as exc:
+            row = _row(source, offset, **ident, skip_reason=SKIP_PARSE_ERROR,
+                       skip_detail=_exc_detail(exc))
+        try:
+            _drain(rec)  # a record cut short means the file is broken from here on
+        except _FileBroken as exc:
+            yield _row(source, offset, **ident, skip_reason=SKIP_FILE_ERROR, skip_detail=_detail(exc))
+            return
+        yield row
+        offset += 1
+
+
+def iter_warc_rows(
+    stream: BinaryIO, source: str, max_payload_bytes: int = 50_000_000
+) -> Iterator[dict]:
+    """One row per record of a WARC/ARC file (gzipped or not).
+
+    HTTP 2xx ``response`` records with an HTML payload (``text/html``,
+    ``application/xhtml+xml``, or no content type and an ``<html``/doctype start)
+    become documents; everything else is a skip row with its reason. ``offset``
+    counts every record from 0. Payloads above ``max_payload_bytes`` are skipped
+    without being held in memory. Never raises on bad data.
+    """
+    return _iter_rows(stream, source, max_payload_bytes, _warc_record_row)
+
+
+def iter_wet_rows(
+    stream: BinaryIO, source: str, max_payload_bytes: int = 50_000_000
+) -> Iterator[dict]:
+    """One row per record of a WET file: ``conversion`` records are documents.
+
+    The document text is the record payload (UTF-8, undecodable bytes replaced);
+    the HTML-only fields are empty. Other records are skip rows.
+    """
+    return _iter_rows(stream, source, max_payload_bytes, _wet_record_row)
+
+
+def count_reasons(rows: Iterable[dict]) -> dict[str, int]:
+    """How many rows per skip reason, documents under ``"document"``."""
+    return dict(Counter(row.get("skip_reason") or DOCUMENT for row in rows))

@@ -1,0 +1,96 @@
+"""Greedy set cover of one target's candidate pairs (SPEC §1 ``sources``).
+
+Input is the candidate set C of one document d: pairs (source d', patch gram g). Repeat
+until C is empty: pick the source that covers the most still-uncovered grams; ties go to the
+source sharing the most patch grams with d in total, then to the smallest source id (ids are
+assigned in doc_id string order, so this is SPEC's "smallest doc_id"). Picking a source drops
+every pair whose gram it covers.
+
+The loop is incremental: each source's gain is kept in an array and only the pairs of newly
+covered grams are subtracted, so the total work is O(|C|) plus O(|sources|) per pick.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Cover:
+    """Greedy cover of one document, in pick order.
+
+    sources: int64 (s,) source ids; covered: int64 (s,) grams newly covered at each pick;
+    shared: int64 (s,) patch grams each source shares with the document in total.
+    """
+
+    sources: np.ndarray
+    covered: np.ndarray
+    shared: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.sources.shape[0])
+
+
+_EMPTY = Cover(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
+
+
+def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(start, stop)`` for each pair, vectorised."""
+    lengths = stops - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+    return offsets + np.arange(total, dtype=np.int64)
+
+
+def greedy_cover(grams: np.ndarray, sources: np.ndarray) -> Cover:
+    """Greedy cover of the pairs ``(sources[i], grams[i])``; duplicate pairs count once.
+
+    grams: int64 (p,) gram fingerprints; sources: int64 (p,) source ids, ordered like doc_ids.
+    """
+    if grams.shape != sources.shape:
+        raise ValueError(f"grams and sources differ in shape: {grams.shape} vs {sources.shape}")
+    if grams.shape[0] == 0:
+        return _EMPTY
+    source_ids, source_code = np.unique(sources, return_inverse=True)
+    gram_ids, gram_code = np.unique(grams, return_inverse=True)
+    n_sources, n_grams = source_ids.shape[0], gram_ids.shape[0]
+    # One key per distinct pair, sorted by source then gram: a CSR index by source for free.
+    pair_key = np.unique(source_code.astype(np.int64) * n_grams + gram_code)
+    pair_source, pair_gram = np.divmod(pair_key, n_grams)
+    source_ptr = np.searchsorted(pair_source, np.arange(n_sources + 1))
+    # The same pairs indexed by gram, to find every source that loses a gram when it is covered.
+    by_gram = np.argsort(pair_gram, kind="stable")
+    source_by_gram = pair_source[by_gram]
+    gram_ptr = np.searchsorted(pair_gram[by_gram], np.arange(n_grams + 1))
+
+    shared = np.bincount(pair_source, minlength=n_sources).astype(np.int64)
+    gain = shared.copy()
+    is_covered = np.zeros(n_grams, dtype=bool)
+    picked: list[int] = []
+    picked_gain: list[int] = []
+    while True:
+        best_gain = gain.max()
+        if best_gain <= 0:
+            break
+        candidates = np.flatnonzero(gain == best_gain)
+        if candidates.shape[0] > 1:
+            tie_shared = shared[candidates]
+            candidates = candidates[tie_shared == tie_shared.max()]
+        best = int(candidates[0])  # smallest id among the remaining ties
+        new_grams = pair_gram[source_ptr[best] : source_ptr[best + 1]]
+        new_grams = new_grams[~is_covered[new_grams]]
+        is_covered[new_grams] = True
+        losers = source_by_gram[_ranges(gram_ptr[new_grams], gram_ptr[new_grams + 1])]
+        gain -= np.bincount(losers, minlength=n_sources)
+        picked.append(best)
+        picked_gain.append(int(best_gain))
+    order = np.asarray(picked, dtype=np.int64)
+    return Cover(
+        sources=source_ids[order].astype(np.int64),
+        covered=np.asarray(picked_gain, dtype=np.int64),
+        shared=shared[order],
+    )

@@ -1,0 +1,208 @@
+"""The quilt job: WARC/WET/tables -> document table -> quilts with their sources (SPEC §1).
+
+``run(spark, cfg)`` reads as the paper's figure 5, one timed and named stage per step.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from quiltdetect.common import fs
+from quiltdetect.common.config import ConfigError, to_yaml
+from quiltdetect.common.metrics import RunMetrics
+from quiltdetect.ingest.read import (
+    DOC_COLUMNS,
+    SKIP_DUPLICATE_ID,
+    keep_one_per_id,
+    read_rows,
+    resolve_inputs,
+    with_doc_keys,
+)
+from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.patch_grams import (
+    doc_gram_sets,
+    doc_grams,
+    doc_patch_grams,
+    document_frequency,
+    patch_gram_table,
+)
+from quiltdetect.quilts.patchfrac import patchfrac, patchy_docs
+from quiltdetect.quilts.sources import (
+    assemble_quilts,
+    candidate_triples,
+    cover_sizes,
+    cover_sources,
+)
+
+log = logging.getLogger(__name__)
+SPILL = StorageLevel.MEMORY_AND_DISK
+
+
+@dataclass
+class QuiltRun:
+    """What a finished run leaves behind: where it wrote, and its metrics."""
+
+    output: str
+    metrics: RunMetrics
+    top_quilts: list[dict[str, Any]]
+
+
+def check_output(spark: SparkSession | None, cfg: QuiltConfig) -> None:
+    """Refuse to write into a non-empty output unless --overwrite (before any Spark work)."""
+    out = cfg.output or ""
+    if fs.is_local(out):
+        import os
+
+        path = fs.local_path(out)
+        if os.path.isfile(path):
+            raise ConfigError(f"--output {out} is a file; give a directory")
+        if os.path.isdir(path) and os.listdir(path) and not cfg.overwrite:
+            raise ConfigError(f"--output {out} exists and is not empty; choose another or pass --overwrite")
+    elif spark is not None and fs.exists(spark, out) and not cfg.overwrite:
+        raise ConfigError(f"--output {out} exists; choose another or pass --overwrite")
+
+
+def ingest(spark: SparkSession, cfg: QuiltConfig, metrics: RunMetrics) -> DataFrame:
+    """Read every input into the document table, write it to docs/ and read it back.
+
+    Reading it back pins the doc_keys (assigned once, in doc_id order) for every later stage.
+    """
+    docs_path = fs.join(cfg.output, "docs")
+    with metrics.stage(spark, "ingest", "read inputs, parse HTML, write docs/") as counts:
+        files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
+        counts["files"] = len(files)
+        rows = read_rows(spark, files, cfg.max_payload_bytes).persist(SPILL)
+        by_reason = (
+            rows.groupBy("skip_reason")
+            .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"))
+            .collect()
+        )
+        skipped = {r["skip_reason"]: int(r["n"]) for r in by_reason if r["skip_reason"] is not None}
+        candidates = sum(int(r["n"]) for r in by_reason if r["skip_reason"] is None)
+        docs = keep_one_per_id(rows.where(F.col("skip_reason").isNull()))
+        docs = with_doc_keys(docs.where(F.col("dup_rank") == 1).select(*DOC_COLUMNS))
+        docs.write.mode("overwrite").parquet(docs_path)
+        rows.unpersist()
+        table = spark.read.parquet(docs_path)
+        n_docs = table.count()
+        if candidates > n_docs:
+            skipped[SKIP_DUPLICATE_ID] = candidates - n_docs
+        counts["records"] = candidates + sum(skipped.values())
+        counts["documents"] = n_docs
+        counts["skipped"] = dict(sorted(skipped.items()))
+        counts["decoded_leniently"] = sum(int(r["lenient"] or 0) for r in by_reason if r["skip_reason"] is None)
+    return table
+
+
+def find_quilts(spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics) -> None:
+    """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/."""
+    foreign = cfg.foreign != "none"
+    with_counts = cfg.count_occurrences
+    with metrics.stage(spark, "grams", f"{cfg.k}-gram sets per document") as counts:
+        gram_sets = doc_gram_sets(docs, cfg.k, foreign=cfg.foreign, with_counts=with_counts).persist(SPILL)
+        row = gram_sets.agg(F.count(F.lit(1)), F.sum(F.size("grams")), F.sum("n_grams")).first()
+        counts["documents_with_grams"] = int(row[0])
+        counts["doc_grams"] = int(row[1] or 0)
+        if with_counts:
+            counts["gram_occurrences"] = int(row[2] or 0)
+        grams = doc_grams(gram_sets, with_counts=with_counts)
+
+    with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
+        df_table = document_frequency(grams).persist(SPILL)
+        row = df_table.agg(
+            F.count(F.lit(1)), F.sum(((F.col("df") > 1) & (F.col("df") <= cfg.m)).cast("long"))
+        ).first()
+        counts["distinct_grams"] = int(row[0])
+        counts["patch_grams"] = int(row[1] or 0)
+        patch_rows = doc_patch_grams(grams, patch_gram_table(df_table, cfg.m)).persist(SPILL)
+        counts["doc_patch_grams"] = patch_rows.count()
+        df_table.unpersist()
+
+    with metrics.stage(spark, "patchfrac", f"patch fraction per document, keep >= {cfg.theta}") as counts:
+        fractions = patchfrac(gram_sets, patch_rows, count_occurrences=with_counts).persist(SPILL)
+        patchy = patchy_docs(fractions, cfg.theta)
+        counts["patchy_documents"] = patchy.count()
+        gram_sets.unpersist()
+
+    with metrics.stage(spark, "sources", "(target, gram, source) triples, greedy cover per target") as counts:
+        triples = candidate_triples(patch_rows, patchy, foreign=foreign)
+        covers = cover_sources(triples).persist(SPILL)
+        sizes = cover_sizes(covers).persist(SPILL)
+        row = sizes.agg(F.count(F.lit(1)), F.sum("n_pairs"), F.sum("n_sources")).first()
+        counts["covered_targets"] = int(row[0])
+        counts["triples"] = int(row[1] or 0)
+        counts["sources_picked"] = int(row[2] or 0)
+        patch_rows.unpersist()
+
+    with metrics.stage(spark, "quilts", f"keep documents with >= {cfg.c} sources, write quilts/") as counts:
+        quilts = assemble_quilts(fractions, covers, docs, cfg.c)
+        quilts.orderBy("doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "quilts"))
+        stats = (
+            fractions.join(sizes.select("doc_key", "n_sources"), on="doc_key", how="left")
+            .join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
+            .select("doc_id", "url", "n_grams", "n_patch_grams", "patchfrac",
+                    F.coalesce("n_sources", F.lit(0)).cast("int").alias("n_sources"))
+        )
+        stats.orderBy("doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "doc_stats"))
+        written = spark.read.parquet(fs.join(cfg.output, "quilts"))
+        counts["quilts"] = written.count()
+        if counts["quilts"]:
+            avg = written.agg(F.avg(F.size("sources"))).first()[0]
+            counts["avg_sources"] = round(float(avg), 2)
+        for frame in (fractions, covers, sizes):
+            frame.unpersist()
+
+
+def top_quilts(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]:
+    """The n quilts with the highest patch fraction (then most sources, then doc_id)."""
+    if n <= 0:
+        return []
+    quilts = spark.read.parquet(fs.join(output, "quilts"))
+    rows = (
+        quilts.orderBy(F.desc("patchfrac"), F.desc(F.size("sources")), F.asc("doc_id"))
+        .limit(n)
+        .collect()
+    )
+    return [r.asDict(recursive=True) for r in rows]
+
+
+def run(spark: SparkSession, cfg: QuiltConfig) -> QuiltRun:
+    """Run the whole job; writes docs/, quilts/, doc_stats/, metrics.json and config.yaml."""
+    cfg.validate()
+    check_output(spark, cfg)
+    metrics = RunMetrics(job="quilts")
+    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
+    docs = ingest(spark, cfg, metrics)
+    find_quilts(spark, docs, cfg, metrics)
+    top = top_quilts(spark, cfg.output, cfg.top)
+    params = {"k": cfg.k, "m": cfg.m, "c": cfg.c, "theta": cfg.theta, "foreign": cfg.foreign}
+    fs.write_text(spark, fs.join(cfg.output, "metrics.json"), metrics.to_json({"parameters": params}))
+    return QuiltRun(cfg.output, metrics, top)
+
+
+def format_summary(result: QuiltRun, cfg: QuiltConfig) -> str:
+    """The end-of-run summary: counts per stage, then the top quilts with their sources."""
+    lines = [
+        f"quiltdetect quilts (k={cfg.k}, m={cfg.m}, c={cfg.c}, theta={cfg.theta}, foreign={cfg.foreign})"
+        f" -> {result.output}",
+        "stages:",
+        *result.metrics.summary_lines(),
+    ]
+    if result.top_quilts:
+        lines.append(f"top {len(result.top_quilts)} quilts (patch fraction, url, then its sources in pick order):")
+        for i, q in enumerate(result.top_quilts, 1):
+            lines.append(f"{i:>3}. {q['patchfrac']:.3f}  {q['url']}  ({q['n_patch_grams']}/{q['n_grams']} patch grams,"
+                         f" {len(q['sources'])} sources)")
+            for s in q["sources"][:8]:
+                lines.append(f"        <- {s['url']}  covered {s['covered']}, shared {s['shared']}")
+            if len(q["sources"]) > 8:
+                lines.append(f"        ... {len(q['sources']) - 8} more sources")
+    else:
+        lines.append("no quilted pages found")
+    return "\n".join(lines)

@@ -1,0 +1,52 @@
+"""Shared fixtures: one local[2] Spark session for the whole run, and the shared data path."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data() -> Path | None:
+    """../shared/data beside the checkout (as CI lays it out), or $QUILTDETECT_SHARED_DATA."""
+    env = os.environ.get("QUILTDETECT_SHARED_DATA")
+    for candidate in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    path = shared_data()
+    if path is None:
+        pytest.skip("shared data not found (set QUILTDETECT_SHARED_DATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A session-scoped local[2] session with few shuffle partitions."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from quiltdetect.common.session import build_session
+
+    session = build_session(
+        "quiltdetect-tests",
+        {
+            "spark.master": "local[2]",
+            "spark.driver.memory": "2g",
+            "spark.sql.shuffle.partitions": 4,
+            "spark.default.parallelism": 4,
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.log.level": "ERROR",
+        },
+        local=True,
+    )
+    yield session
+    session.stop()

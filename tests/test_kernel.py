@@ -1,0 +1,96 @@
+"""Kernel tests: tokenisation, fingerprints and the greedy cover, without Spark."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quiltdetect.kernel import distinct_grams, gram_fingerprints, greedy_cover, word_hashes, words
+from quiltdetect.kernel.words import hash_word
+from quiltdetect.quilts.reference import greedy_sources
+
+
+def test_words_follow_the_spec_regex():
+    assert words("Hello_World, naïve CAFÉ 42x-y  Straße") == ["hello", "world", "naïve", "café", "42x", "y", "straße"]
+    assert words("") == [] and words(None) == []
+    assert words("___ --- !!!") == []
+
+
+def test_word_hashes_match_one_at_a_time_path():
+    text = "the quick brown fox jumps over the lazy dog THE"
+    batch = word_hashes(text)
+    assert batch.dtype == np.uint64
+    assert [int(h) for h in batch] == [hash_word(w) for w in words(text)]
+    assert batch[0] == batch[6] == batch[9]  # same word, same hash, case-folded
+
+
+def test_gram_fingerprints_shape_and_order_sensitivity():
+    h = word_hashes("a b c d e f")
+    assert gram_fingerprints(h, 5).shape == (2,)
+    assert gram_fingerprints(h, 6).shape == (1,)
+    assert gram_fingerprints(h, 7).shape == (0,)
+    assert gram_fingerprints(word_hashes("a b"), 2)[0] != gram_fingerprints(word_hashes("b a"), 2)[0]
+    with pytest.raises(ValueError, match="k must be"):
+        gram_fingerprints(h, 0)
+
+
+def test_gram_fingerprint_equals_gram_of_the_same_words_elsewhere():
+    one = gram_fingerprints(word_hashes("x y one two three four five z"), 5)
+    two = gram_fingerprints(word_hashes("one two three four five"), 5)
+    assert two[0] == one[2]
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "d", "é", "ß", "7"]), max_size=40), st.integers(1, 6))
+@settings(max_examples=200, deadline=None)
+def test_distinct_grams_is_the_set_of_word_kgrams(tokens, k):
+    text = " ".join(tokens)
+    grams, counts = distinct_grams(text, k)
+    kg = [tuple(tokens[i : i + k]) for i in range(len(tokens) - k + 1)]
+    assert len(grams) == len(set(kg))  # no collisions on small inputs
+    assert int(counts.sum()) == len(kg)
+    assert grams.dtype == np.int64 and bool(np.all(grams[1:] > grams[:-1]))
+
+
+def test_greedy_cover_tie_breaks():
+    # 10, 11, 12 each cover 3 new grams; 12 shares 3, 10 and 11 share 3 too -> smallest id 10.
+    grams = np.array([1, 2, 3, 3, 4, 5, 1, 2, 5, 6], dtype=np.int64)
+    sources = np.array([10, 10, 10, 11, 11, 11, 12, 12, 12, 13], dtype=np.int64)
+    cover = greedy_cover(grams, sources)
+    assert cover.sources.tolist() == [10, 11, 13]
+    assert cover.covered.tolist() == [3, 2, 1]
+    assert cover.shared.tolist() == [3, 3, 1]
+
+
+def test_greedy_cover_prefers_more_shared_on_equal_gain():
+    # After 20 covers {1,2,3}, 21 and 22 both gain 1 ({4}); 22 shares more in total (3 vs 2).
+    grams = np.array([1, 2, 3, 3, 4, 1, 2, 4], dtype=np.int64)
+    sources = np.array([20, 20, 20, 21, 21, 22, 22, 22], dtype=np.int64)
+    assert greedy_cover(grams, sources).sources.tolist() == [20, 22]
+
+
+def test_greedy_cover_empty_and_duplicates():
+    assert len(greedy_cover(np.empty(0, np.int64), np.empty(0, np.int64))) == 0
+    cover = greedy_cover(np.array([5, 5, 5], np.int64), np.array([3, 3, 3], np.int64))
+    assert cover.sources.tolist() == [3] and cover.covered.tolist() == [1] and cover.shared.tolist() == [1]
+    with pytest.raises(ValueError, match="differ in shape"):
+        greedy_cover(np.array([1], np.int64), np.array([1, 2], np.int64))
+
+
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 25)), max_size=120))
+@settings(max_examples=300, deadline=None)
+def test_greedy_cover_equals_the_reference_loop(pairs):
+    from collections import Counter
+
+    grams = np.array([g for _, g in pairs], dtype=np.int64)
+    sources = np.array([s for s, _ in pairs], dtype=np.int64)
+    cover = greedy_cover(grams, sources)
+    # The reference works on string ids; zero-padding keeps their order equal to the ints'.
+    ref_pairs = {(f"{s:04d}", g) for s, g in pairs}
+    shared = Counter(s for s, _ in ref_pairs)
+    expected = greedy_sources(ref_pairs, shared)
+    got = [(f"{s:04d}", int(c), int(h)) for s, c, h in zip(cover.sources, cover.covered, cover.shared, strict=True)]
+    assert got == expected
+    # every candidate gram ends up covered exactly once
+    assert int(cover.covered.sum()) == len({g for _, g in pairs})
