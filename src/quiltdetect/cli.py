@@ -10,13 +10,14 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from quiltdetect import __version__
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
 from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
 
 log = logging.getLogger("quiltdetect")
+T = TypeVar("T")
 
 
 def add_io_options(parser: argparse.ArgumentParser) -> None:
@@ -46,19 +47,31 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=int, help="quilts shown in the summary (default 10)")
 
 
-def quilt_config(args: argparse.Namespace) -> QuiltConfig:
-    """Defaults <- --config file <- command-line options <- --set overrides."""
-    file_layer = read_yaml(args.config) if args.config else {}
+IO_OPTIONS = ("inputs", "input_format", "output", "overwrite")
+
+
+def config_from_args(cls: type[T], args: argparse.Namespace, options: tuple[str, ...]) -> T:
+    """Defaults <- --config file <- the given command-line options <- --set overrides.
+
+    ``options`` names the attributes of ``args`` that map onto fields of ``cls``; options
+    the user did not give (None) leave the lower layers alone.
+    """
+    file_layer = read_yaml(args.config) if getattr(args, "config", None) else {}
     cli_layer: dict[str, Any] = {}
-    for name in ("inputs", "input_format", "output", "k", "m", "c", "theta", "foreign",
-                 "count_occurrences", "overwrite", "top"):
+    for name in IO_OPTIONS + options:
         value = getattr(args, name, None)
         if value is not None:
             cli_layer[name] = value
     if getattr(args, "master", None):
         cli_layer["spark.master"] = args.master
-    overrides = dict(parse_override(item) for item in args.set)
-    return merge_settings(QuiltConfig, file_layer, cli_layer, overrides).validate()
+    overrides = dict(parse_override(item) for item in getattr(args, "set", []) or [])
+    return merge_settings(cls, file_layer, cli_layer, overrides)
+
+
+def quilt_config(args: argparse.Namespace) -> QuiltConfig:
+    """The quilt job's configuration from its command line."""
+    options = ("k", "m", "c", "theta", "foreign", "count_occurrences", "top")
+    return config_from_args(QuiltConfig, args, options).validate()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,15 +107,22 @@ def bundled_sample() -> Path:
     raise ConfigError("the bundled sample data was not found; give --sample DIR (data/sample of the repository)")
 
 
-def run_quilts(cfg: QuiltConfig, *, local: bool) -> int:
-    """Build the session, run the quilt job, print the summary."""
+def start_job(app_name: str, cfg: Any, *, local: bool):
+    """Check inputs and output (local ones before Spark starts), then build the session."""
+    from quiltdetect.common import fs
     from quiltdetect.common.session import build_session
     from quiltdetect.ingest.read import resolve_inputs
+
+    resolve_inputs(None, cfg.inputs, cfg.input_format)
+    fs.check_output(None, cfg.output, overwrite=cfg.overwrite)
+    return build_session(app_name, cfg.spark, local=local)
+
+
+def run_quilts(cfg: QuiltConfig, *, local: bool) -> int:
+    """Build the session, run the quilt job, print the summary."""
     from quiltdetect.quilts import job
 
-    resolve_inputs(None, cfg.inputs, cfg.input_format)  # local inputs: fail before Spark starts
-    job.check_output(None, cfg)
-    spark = build_session("quiltdetect-quilts", cfg.spark, local=local)
+    spark = start_job("quiltdetect-quilts", cfg, local=local)
     result = job.run(spark, cfg)
     print(job.format_summary(result, cfg), flush=True)
     return 0

@@ -19,6 +19,53 @@ class ConfigError(ValueError):
     """A configuration value or option that the user must fix; the message says how."""
 
 
+def local_spark_defaults() -> dict[str, Any]:
+    """Spark settings for the console command on a laptop-sized machine (local mode)."""
+    return {
+        "spark.master": "local[*]",
+        "spark.driver.memory": "4g",
+        "spark.sql.shuffle.partitions": 32,
+        "spark.sql.execution.arrow.maxRecordsPerBatch": 2000,
+        "spark.log.level": "WARN",
+    }
+
+
+INPUT_FORMATS = ("warc", "wet", "parquet", "jsonl")
+
+
+@dataclasses.dataclass
+class JobConfig:
+    """Settings every job shares: inputs, output, ingestion limits and Spark settings."""
+
+    inputs: list[str] = dataclasses.field(default_factory=list)
+    input_format: str | None = None  # inferred per file from its name when None
+    output: str | None = None
+    max_payload_bytes: int = 50_000_000  # larger WARC payloads are skipped and counted
+    overwrite: bool = False  # replace an existing output directory
+    spark: dict[str, Any] = dataclasses.field(default_factory=local_spark_defaults)
+
+    def validate_io(self, *, need_io: bool = True) -> None:
+        """Fail with a message naming the option when an input/output setting cannot work."""
+        if isinstance(self.inputs, str):
+            self.inputs = [self.inputs]
+        if need_io and not self.inputs:
+            raise ConfigError("no input: give --input PATH (a file, directory or glob; repeatable)")
+        if need_io and not self.output:
+            raise ConfigError("no output: give --output DIR")
+        if self.input_format is not None and self.input_format not in INPUT_FORMATS:
+            raise ConfigError(
+                f"--input-format {self.input_format!r}: use one of {', '.join(INPUT_FORMATS)}"
+            )
+        check_int("max_payload_bytes", self.max_payload_bytes, 1)
+
+
+def check_int(name: str, value: Any, low: int) -> None:
+    """An integer option >= low, or a ConfigError naming the option as it is typed."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        flag = f"-{name}" if len(name) == 1 else "--" + name.replace("_", "-")
+        raise ConfigError(f"{flag} must be an integer >= {low}, got {value!r}")
+
+
 def parse_override(item: str) -> tuple[str, Any]:
     """``key=value`` -> (key, YAML-typed value): ``k=7`` gives 7, ``foreign=domain`` a string."""
     if "=" not in item:

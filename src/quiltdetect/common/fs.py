@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 from pyspark.sql import SparkSession
 
+from quiltdetect.common.config import ConfigError
+
 HIDDEN_PREFIXES = ("_", ".")
 
 
@@ -93,6 +95,21 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
         out.write(bytearray(text.encode("utf-8")))
     finally:
         out.close()
+
+
+def check_output(spark: SparkSession | None, output: str, *, overwrite: bool) -> None:
+    """Refuse to write into a non-empty output unless ``overwrite``.
+
+    Local outputs are checked without Spark (``spark`` may be None), so the error comes first.
+    """
+    if is_local(output):
+        path = local_path(output)
+        if os.path.isfile(path):
+            raise ConfigError(f"--output {output} is a file; give a directory")
+        if os.path.isdir(path) and os.listdir(path) and not overwrite:
+            raise ConfigError(f"--output {output} exists and is not empty; choose another or pass --overwrite")
+    elif spark is not None and exists(spark, output) and not overwrite:
+        raise ConfigError(f"--output {output} exists; choose another or pass --overwrite")
 
 
 def join(base: str, *parts: str) -> str:

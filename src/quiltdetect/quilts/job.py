@@ -9,21 +9,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
-from quiltdetect.common.config import ConfigError, to_yaml
+from quiltdetect.common.config import to_yaml
 from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.ingest.read import (
-    DOC_COLUMNS,
-    SKIP_DUPLICATE_ID,
-    keep_one_per_id,
-    read_rows,
-    resolve_inputs,
-    with_doc_keys,
-)
+from quiltdetect.ingest.table import SPILL, document_table
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.patch_grams import (
     doc_gram_sets,
@@ -41,7 +33,6 @@ from quiltdetect.quilts.sources import (
 )
 
 log = logging.getLogger(__name__)
-SPILL = StorageLevel.MEMORY_AND_DISK
 
 
 @dataclass
@@ -51,53 +42,6 @@ class QuiltRun:
     output: str
     metrics: RunMetrics
     top_quilts: list[dict[str, Any]]
-
-
-def check_output(spark: SparkSession | None, cfg: QuiltConfig) -> None:
-    """Refuse to write into a non-empty output unless --overwrite (before any Spark work)."""
-    out = cfg.output or ""
-    if fs.is_local(out):
-        import os
-
-        path = fs.local_path(out)
-        if os.path.isfile(path):
-            raise ConfigError(f"--output {out} is a file; give a directory")
-        if os.path.isdir(path) and os.listdir(path) and not cfg.overwrite:
-            raise ConfigError(f"--output {out} exists and is not empty; choose another or pass --overwrite")
-    elif spark is not None and fs.exists(spark, out) and not cfg.overwrite:
-        raise ConfigError(f"--output {out} exists; choose another or pass --overwrite")
-
-
-def ingest(spark: SparkSession, cfg: QuiltConfig, metrics: RunMetrics) -> DataFrame:
-    """Read every input into the document table, write it to docs/ and read it back.
-
-    Reading it back pins the doc_keys (assigned once, in doc_id order) for every later stage.
-    """
-    docs_path = fs.join(cfg.output, "docs")
-    with metrics.stage(spark, "ingest", "read inputs, parse HTML, write docs/") as counts:
-        files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
-        counts["files"] = len(files)
-        rows = read_rows(spark, files, cfg.max_payload_bytes).persist(SPILL)
-        by_reason = (
-            rows.groupBy("skip_reason")
-            .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"))
-            .collect()
-        )
-        skipped = {r["skip_reason"]: int(r["n"]) for r in by_reason if r["skip_reason"] is not None}
-        candidates = sum(int(r["n"]) for r in by_reason if r["skip_reason"] is None)
-        docs = keep_one_per_id(rows.where(F.col("skip_reason").isNull()))
-        docs = with_doc_keys(docs.where(F.col("dup_rank") == 1).select(*DOC_COLUMNS))
-        docs.write.mode("overwrite").parquet(docs_path)
-        rows.unpersist()
-        table = spark.read.parquet(docs_path)
-        n_docs = table.count()
-        if candidates > n_docs:
-            skipped[SKIP_DUPLICATE_ID] = candidates - n_docs
-        counts["records"] = candidates + sum(skipped.values())
-        counts["documents"] = n_docs
-        counts["skipped"] = dict(sorted(skipped.items()))
-        counts["decoded_leniently"] = sum(int(r["lenient"] or 0) for r in by_reason if r["skip_reason"] is None)
-    return table
 
 
 def find_quilts(spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics) -> None:
@@ -175,10 +119,10 @@ def top_quilts(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]
 def run(spark: SparkSession, cfg: QuiltConfig) -> QuiltRun:
     """Run the whole job; writes docs/, quilts/, doc_stats/, metrics.json and config.yaml."""
     cfg.validate()
-    check_output(spark, cfg)
+    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
     metrics = RunMetrics(job="quilts")
     fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
-    docs = ingest(spark, cfg, metrics)
+    docs = document_table(spark, cfg, metrics)
     find_quilts(spark, docs, cfg, metrics)
     top = top_quilts(spark, cfg.output, cfg.top)
     params = {"k": cfg.k, "m": cfg.m, "c": cfg.c, "theta": cfg.theta, "foreign": cfg.foreign}
