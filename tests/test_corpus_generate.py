@@ -229,7 +229,7 @@ def test_cli(prose, tmp_path):
 
 def test_bundled_sample_matches_generator(prose):
     sample = (
-        Path(__file__).resolve().parents[1] / "data" / "sample" / "synthetic-quilts.truth.jsonl"
+        Path(__file__).resolve().parents[1] / "data" / "truth" / "synthetic-quilts.truth.jsonl"
     )
     if not sample.exists():
         pytest.skip("bundled sample not present")

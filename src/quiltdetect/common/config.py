@@ -42,6 +42,7 @@ class JobConfig:
     output: str | None = None
     max_payload_bytes: int = 50_000_000  # larger WARC payloads are skipped and counted
     overwrite: bool = False  # replace an existing output directory
+    hadoop_reader: bool = False  # read local WARC/WET through Spark's binaryFile source too
     spark: dict[str, Any] = dataclasses.field(default_factory=local_spark_defaults)
 
     def validate_io(self, *, need_io: bool = True) -> None:

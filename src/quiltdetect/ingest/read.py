@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -158,28 +159,42 @@ def read_archive_batches(batches: Iterator[pd.DataFrame], max_payload_bytes: int
                 yield _rows_frame(rows)
 
 
-def read_archives(spark: SparkSession, files: list[InputFile], max_payload_bytes: int) -> DataFrame:
-    """Document and skip rows of WARC/WET files, one task per local file."""
+def read_archives(
+    spark: SparkSession, files: list[InputFile], max_payload_bytes: int, *, hadoop_reader: bool = False
+) -> DataFrame:
+    """Document and skip rows of WARC/WET files, one task per local file.
+
+    Non-local files (and all files with ``hadoop_reader``) are read by Spark's binaryFile
+    source, which loads each file whole into its task: size executors for the largest file.
+    """
     def body(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         return read_archive_batches(batches, max_payload_bytes)
 
-    local = [(f.path, f.format) for f in files if fs.is_local(f.path)]
-    remote = [f for f in files if not fs.is_local(f.path)]
+    def streamed(f: InputFile) -> bool:
+        return fs.is_local(f.path) and not hadoop_reader
+
+    local = [(f.path, f.format) for f in files if streamed(f)]
+    remote = [f for f in files if not streamed(f)]
     frames: list[DataFrame] = []
     if local:
         rdd = spark.sparkContext.parallelize(local, numSlices=max(1, len(local)))
         paths = spark.createDataFrame(rdd, "path string, format string")
         frames.append(paths.mapInPandas(body, ROW_SCHEMA))
     if remote:
-        fmt_of = {f.path: f.format for f in remote}
+        fmt_of = {_hadoop_uri(f.path): f.format for f in remote}
         mapping = F.create_map(*[x for p, fmt in fmt_of.items() for x in (F.lit(p), F.lit(fmt))])
         binary = (
-            spark.read.format("binaryFile").load([f.path for f in remote])
+            spark.read.format("binaryFile").load(list(fmt_of))
             .select("path", "content")
             .withColumn("format", F.coalesce(mapping[F.col("path")], F.lit("warc")))
         )
         frames.append(binary.select("path", "format", "content").mapInPandas(body, ROW_SCHEMA))
     return _union(frames)
+
+
+def _hadoop_uri(path: str) -> str:
+    """A local path as the file: URI that binaryFile reports back; other URIs unchanged."""
+    return "file:" + os.path.abspath(path) if fs.is_local(path) and not path.startswith("file:") else path
 
 
 def table_rows(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -239,12 +254,14 @@ def _union(frames: list[DataFrame]) -> DataFrame | None:
     return result
 
 
-def read_rows(spark: SparkSession, files: list[InputFile], max_payload_bytes: int) -> DataFrame:
+def read_rows(
+    spark: SparkSession, files: list[InputFile], max_payload_bytes: int, *, hadoop_reader: bool = False
+) -> DataFrame:
     """All rows (documents and skips) of all inputs, in ROW_SCHEMA."""
     archives = [f for f in files if f.format in ("warc", "wet")]
     tables = [f for f in files if f.format in ("parquet", "jsonl")]
     parts = [
-        read_archives(spark, archives, max_payload_bytes) if archives else None,
+        read_archives(spark, archives, max_payload_bytes, hadoop_reader=hadoop_reader) if archives else None,
         read_tables(spark, tables) if tables else None,
     ]
     rows = _union([p for p in parts if p is not None])

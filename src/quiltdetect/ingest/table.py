@@ -35,7 +35,7 @@ def document_table(spark: SparkSession, cfg: JobConfig, metrics: RunMetrics) -> 
     with metrics.stage(spark, "ingest", "read inputs, parse HTML, write docs/") as counts:
         files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
         counts["files"] = len(files)
-        rows = read_rows(spark, files, cfg.max_payload_bytes).persist(SPILL)
+        rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader).persist(SPILL)
         by_reason = (
             rows.groupBy("skip_reason")
             .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"))

@@ -1,0 +1,101 @@
+"""The quilt job end to end on the bundled sample, through the library entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from quiltdetect.common.config import merge_settings
+from quiltdetect.quilts import job
+from quiltdetect.quilts.config import QuiltConfig
+
+pytestmark = pytest.mark.spark
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "sample"
+TRUTH = REPO / "data" / "truth" / "synthetic-quilts.truth.jsonl"
+
+
+@pytest.fixture(scope="module")
+def sample_run(spark, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sample") / "run"
+    cfg = merge_settings(QuiltConfig, {"inputs": [str(SAMPLE)], "output": str(out)}).validate()
+    result = job.run(spark, cfg)
+    return out, result, cfg
+
+
+def test_outputs_exist_with_the_contract_schema(spark, sample_run):
+    out, _, _ = sample_run
+    quilts = spark.read.parquet(str(out / "quilts"))
+    assert quilts.schema.simpleString() == (
+        "struct<doc_id:string,url:string,n_grams:int,n_patch_grams:int,patchfrac:double,"
+        "sources:array<struct<doc_id:string,url:string,covered:int,shared:int>>>"
+    )
+    docs = spark.read.parquet(str(out / "docs"))
+    for column in ("doc_key", "doc_id", "url", "host", "domain", "ip", "text", "title", "headings",
+                   "anchors", "meta_keywords", "meta_description"):
+        assert column in docs.columns
+    assert docs.select("doc_id").distinct().count() == docs.count()
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert (config["k"], config["m"], config["c"], config["theta"], config["foreign"]) == (5, 50, 4, 0.5, "none")
+
+
+def test_metrics_count_every_stage_and_skip_reason(sample_run):
+    out, result, _ = sample_run
+    metrics = json.loads((out / "metrics.json").read_text())
+    stages = metrics["stages"]
+    assert list(stages) == ["ingest", "grams", "patch_grams", "patchfrac", "sources", "quilts"]
+    ingest = stages["ingest"]
+    # 400 synthetic pages + 16 CC pages + 29 ClueWeb pages + 1 WET page + the dolma pages
+    assert ingest["files"] == 5
+    assert ingest["documents"] >= 446
+    assert ingest["skipped"]["request"] >= 400 and ingest["skipped"]["warcinfo"] >= 3
+    assert ingest["records"] == ingest["documents"] + sum(ingest["skipped"].values())
+    assert stages["patch_grams"]["patch_grams"] <= stages["patch_grams"]["distinct_grams"]
+    assert all(s["seconds"] >= 0 for s in stages.values())
+    assert result.top_quilts and result.top_quilts[0]["patchfrac"] >= result.top_quilts[-1]["patchfrac"]
+
+
+def test_every_planted_quilt_is_found_with_its_sources(spark, sample_run):
+    out, _, _ = sample_run
+    truth = [json.loads(line) for line in TRUTH.read_text().splitlines()]
+    quilts = {r["doc_id"]: r.asDict(recursive=True) for r in spark.read.parquet(str(out / "quilts")).collect()}
+    copies: dict[str, set[str]] = {}
+    for t in truth:  # mirrors and near-copies stand in for their originals
+        if t["kind"] in ("mirror", "near_copy"):
+            for s in t["sources"]:
+                copies.setdefault(s["doc_id"], {s["doc_id"]}).add(t["doc_id"])
+                copies.setdefault(t["doc_id"], {t["doc_id"]}).add(s["doc_id"])
+    planted = [t for t in truth if t["kind"] == "quilt"]
+    assert len(planted) >= 8
+    for t in planted:
+        assert t["doc_id"] in quilts, t["url"]
+        found = {s["doc_id"] for s in quilts[t["doc_id"]]["sources"]}
+        for source in t["sources"]:
+            assert copies.get(source["doc_id"], {source["doc_id"]}) & found, (t["url"], source["url"])
+    for t in truth:
+        if t["kind"] == "control":
+            assert t["doc_id"] not in quilts, t["url"]
+
+
+def test_summary_names_top_quilts_and_their_sources(sample_run):
+    _, result, cfg = sample_run
+    text = job.format_summary(result, cfg)
+    top = result.top_quilts[0]
+    assert top["url"] in text and top["sources"][0]["url"] in text
+    assert "ingest" in text and "quilts" in text
+
+
+def test_foreign_domain_run_drops_same_domain_sources(spark, tmp_path):
+    cfg = merge_settings(
+        QuiltConfig, {"inputs": [str(SAMPLE / "synthetic-quilts.warc.gz")], "output": str(tmp_path / "f"),
+                      "foreign": "domain", "top": 0}
+    ).validate()
+    job.run(spark, cfg)
+    docs = {r["doc_id"]: r["domain"] for r in spark.read.parquet(str(tmp_path / "f" / "docs")).select("doc_id", "domain").collect()}
+    quilts = spark.read.parquet(str(tmp_path / "f" / "quilts")).collect()
+    assert quilts
+    for q in quilts:
+        assert all(docs[s["doc_id"]] != docs[q["doc_id"]] for s in q["sources"])
