@@ -38,7 +38,7 @@ def spark():
     session = build_session(
         "quiltdetect-tests",
         {
-            "spark.master": "local[2]",
+            "spark.master": "local[2,2]",  # one retry per task: see test_reliability
             "spark.driver.memory": "2g",
             "spark.sql.shuffle.partitions": 4,
             "spark.default.parallelism": 4,

@@ -43,6 +43,7 @@ class JobConfig:
     max_payload_bytes: int = 50_000_000  # larger WARC payloads are skipped and counted
     overwrite: bool = False  # replace an existing output directory
     hadoop_reader: bool = False  # read local WARC/WET through Spark's binaryFile source too
+    write_rejects: bool = False  # write skipped records with their reason to <output>/rejects/
     spark: dict[str, Any] = dataclasses.field(default_factory=local_spark_defaults)
 
     def validate_io(self, *, need_io: bool = True) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 from urllib.parse import urlsplit
 
 from pyspark.sql import SparkSession
@@ -74,11 +75,64 @@ def exists(spark: SparkSession, uri: str) -> bool:
     return bool(fs.exists(path))
 
 
-def delete(spark: SparkSession, uri: str) -> None:
+def delete(spark: SparkSession | None, uri: str) -> None:
     """Remove a path recursively if it exists."""
-    fs, path = _hadoop(spark, uri)
-    if fs.exists(path):
-        fs.delete(path, True)
+    if is_local(uri):
+        path = local_path(uri)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
+        return
+    hfs, path = _hadoop(spark, uri)
+    if hfs.exists(path):
+        hfs.delete(path, True)
+
+
+def replace(spark: SparkSession, source: str, target: str) -> None:
+    """Move ``source`` to ``target``, replacing it (a rename: atomic on local disks and HDFS)."""
+    delete(spark, target)
+    if is_local(source):
+        os.makedirs(os.path.dirname(local_path(target).rstrip("/")) or ".", exist_ok=True)
+        os.rename(local_path(source), local_path(target))
+        return
+    hfs, src = _hadoop(spark, source)
+    _, dst = _hadoop(spark, target)
+    hfs.mkdirs(dst.getParent())
+    if not hfs.rename(src, dst):
+        raise OSError(f"could not move {source} to {target}")
+
+
+def read_text(spark: SparkSession | None, uri: str) -> str | None:
+    """A small UTF-8 file's content, or None if it does not exist."""
+    if is_local(uri):
+        try:
+            with open(local_path(uri), encoding="utf-8") as fh:
+                return fh.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+    hfs, path = _hadoop(spark, uri)
+    if not hfs.exists(path):
+        return None
+    stream = hfs.open(path)
+    try:
+        reader = spark.sparkContext._jvm.java.io.BufferedReader(
+            spark.sparkContext._jvm.java.io.InputStreamReader(stream, "UTF-8"))
+        lines = []
+        line = reader.readLine()
+        while line is not None:
+            lines.append(line)
+            line = reader.readLine()
+        return "\n".join(lines)
+    finally:
+        stream.close()
+
+
+def status(spark: SparkSession, uri: str) -> tuple[int, int]:
+    """(size in bytes, modification time in seconds) of a Hadoop path."""
+    hfs, path = _hadoop(spark, uri)
+    st = hfs.getFileStatus(path)
+    return int(st.getLen()), int(st.getModificationTime() // 1000)
 
 
 def write_text(spark: SparkSession, uri: str, text: str) -> None:
@@ -98,7 +152,8 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
 
 
 def check_output(spark: SparkSession | None, output: str, *, overwrite: bool) -> None:
-    """Refuse to write into a non-empty output unless ``overwrite``.
+    """Refuse to write into a non-empty output unless ``overwrite`` or it is a quiltdetect
+    output (which the run then resumes, or refuses if it was made from other inputs).
 
     Local outputs are checked without Spark (``spark`` may be None), so the error comes first.
     """
@@ -106,10 +161,12 @@ def check_output(spark: SparkSession | None, output: str, *, overwrite: bool) ->
         path = local_path(output)
         if os.path.isfile(path):
             raise ConfigError(f"--output {output} is a file; give a directory")
-        if os.path.isdir(path) and os.listdir(path) and not overwrite:
+        ours = os.path.exists(os.path.join(path, "_quiltdetect", "run.json"))
+        if os.path.isdir(path) and os.listdir(path) and not ours and not overwrite:
             raise ConfigError(f"--output {output} exists and is not empty; choose another or pass --overwrite")
     elif spark is not None and exists(spark, output) and not overwrite:
-        raise ConfigError(f"--output {output} exists; choose another or pass --overwrite")
+        if not exists(spark, join(output, "_quiltdetect", "run.json")):
+            raise ConfigError(f"--output {output} exists; choose another or pass --overwrite")
 
 
 def join(base: str, *parts: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pandas as pd
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -280,12 +281,24 @@ def keep_one_per_id(docs: DataFrame) -> DataFrame:
 
 
 def with_doc_keys(docs: DataFrame) -> DataFrame:
-    """Sort by doc_id and give each document a ``doc_key`` long that orders like its doc_id.
+    """Sort by doc_id and number the documents 0..n-1 in that order: ``doc_key``.
 
-    Keys are unique and monotone in doc_id (not dense), so "smallest doc_id" tie-breaks can be
-    done on longs. They are assigned once and written with the document table, which the rest
-    of the run reads back, so every stage sees the same keys.
+    Keys order like doc_ids, so "smallest doc_id" tie-breaks are done on longs, and they are
+    dense and independent of partitioning (the rank of the doc_id), so the document table is
+    the same bytes for any partitioning. Computed without collecting documents: a row's key is
+    its index inside its sorted partition plus the number of rows in earlier partitions (one
+    count per partition comes to the driver).
     """
-    return docs.orderBy("doc_id").withColumn("doc_key", F.monotonically_increasing_id())
-
-
+    ordered = docs.orderBy("doc_id").withColumn("_row", F.monotonically_increasing_id())
+    ordered = ordered.withColumn("_part", F.shiftright("_row", 33)).persist(StorageLevel.MEMORY_AND_DISK)
+    sizes = sorted((r["_part"], r["n"]) for r in ordered.groupBy("_part").agg(F.count(F.lit(1)).alias("n")).collect())
+    offsets, total = [], 0
+    for part, n in sizes:
+        offsets.append((part, total))
+        total += n
+    spark = docs.sparkSession
+    offset_table = spark.createDataFrame(offsets or [(0, 0)], "_part long, _offset long")
+    keyed = ordered.join(F.broadcast(offset_table), on="_part").withColumn(
+        "doc_key", F.col("_offset") + F.col("_row").bitwiseAND(F.lit((1 << 33) - 1))
+    )
+    return keyed.drop("_row", "_part", "_offset")

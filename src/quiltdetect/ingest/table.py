@@ -14,9 +14,11 @@ from pyspark.sql import functions as F
 from quiltdetect.common import fs
 from quiltdetect.common.config import JobConfig
 from quiltdetect.common.metrics import RunMetrics
+from quiltdetect.common.runstate import RunState, file_fingerprint, fingerprint
 from quiltdetect.ingest.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
+    InputFile,
     keep_one_per_id,
     read_rows,
     resolve_inputs,
@@ -24,16 +26,41 @@ from quiltdetect.ingest.read import (
 )
 
 SPILL = StorageLevel.MEMORY_AND_DISK
+REJECT_COLUMNS = ["source", "offset", "doc_id", "url", "skip_reason", "skip_detail"]
 
 
-def document_table(spark: SparkSession, cfg: JobConfig, metrics: RunMetrics) -> DataFrame:
+def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -> str:
+    """Fingerprint of what the document table depends on: the input files and how they are read."""
+    return fingerprint({
+        "files": file_fingerprint(spark, [f.path for f in files]),
+        "formats": sorted({f.format for f in files}),
+        "max_payload_bytes": cfg.max_payload_bytes,
+        "write_rejects": cfg.write_rejects,
+    })
+
+
+def document_table(
+    spark: SparkSession,
+    cfg: JobConfig,
+    metrics: RunMetrics,
+    *,
+    state: RunState | None = None,
+    files: list[InputFile] | None = None,
+) -> DataFrame:
     """Read every input into the document table, write it to docs/ and read it back.
 
     Reading it back pins the doc_keys (assigned once, in doc_id order) for every later stage.
+    With a ``state``, a docs/ table finished by an earlier run on the same inputs is reused.
     """
     docs_path = fs.join(cfg.output, "docs")
     with metrics.stage(spark, "ingest", "read inputs, parse HTML, write docs/") as counts:
-        files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
+        files = files if files is not None else resolve_inputs(spark, cfg.inputs, cfg.input_format)
+        key = state.inputs_key if state is not None else ""
+        done = state.stage("ingest", key) if state is not None else None
+        if done is not None:
+            counts.update(done)
+            counts["reused"] = True
+            return spark.read.parquet(docs_path)
         counts["files"] = len(files)
         rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader).persist(SPILL)
         by_reason = (
@@ -43,9 +70,22 @@ def document_table(spark: SparkSession, cfg: JobConfig, metrics: RunMetrics) -> 
         )
         skipped = {r["skip_reason"]: int(r["n"]) for r in by_reason if r["skip_reason"] is not None}
         candidates = sum(int(r["n"]) for r in by_reason if r["skip_reason"] is None)
-        docs = keep_one_per_id(rows.where(F.col("skip_reason").isNull()))
-        docs = with_doc_keys(docs.where(F.col("dup_rank") == 1).select(*DOC_COLUMNS))
-        docs.write.mode("overwrite").parquet(docs_path)
+        ranked = keep_one_per_id(rows.where(F.col("skip_reason").isNull()))
+        docs = with_doc_keys(ranked.where(F.col("dup_rank") == 1).select(*DOC_COLUMNS))
+        if cfg.write_rejects:
+            rejects = rows.where(F.col("skip_reason").isNotNull()).select(*REJECT_COLUMNS).unionByName(
+                ranked.where(F.col("dup_rank") > 1).select(
+                    *REJECT_COLUMNS[:4], F.lit(SKIP_DUPLICATE_ID).alias("skip_reason"),
+                    F.lit("another record with this doc_id was kept").alias("skip_detail")))
+            rejects = rejects.orderBy("source", "offset", "doc_id")
+            if state is not None:
+                state.write_table(rejects, "rejects")
+            else:
+                rejects.write.mode("overwrite").parquet(fs.join(cfg.output, "rejects"))
+        if state is not None:
+            state.write_table(docs, "docs")
+        else:
+            docs.write.mode("overwrite").parquet(docs_path)
         rows.unpersist()
         table = spark.read.parquet(docs_path)
         n_docs = table.count()
@@ -55,4 +95,6 @@ def document_table(spark: SparkSession, cfg: JobConfig, metrics: RunMetrics) -> 
         counts["documents"] = n_docs
         counts["skipped"] = dict(sorted(skipped.items()))
         counts["decoded_leniently"] = sum(int(r["lenient"] or 0) for r in by_reason if r["skip_reason"] is None)
+        if state is not None:
+            state.finish_stage("ingest", key, ["docs"], {k: v for k, v in counts.items() if k != "seconds"})
     return table

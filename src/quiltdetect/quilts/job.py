@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +17,9 @@ from pyspark.sql import functions as F
 from quiltdetect.common import fs
 from quiltdetect.common.config import to_yaml
 from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.ingest.table import SPILL, document_table
+from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
+from quiltdetect.ingest.read import resolve_inputs
+from quiltdetect.ingest.table import SPILL, document_table, ingestion_key
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.patch_grams import (
     doc_gram_sets,
@@ -23,6 +27,7 @@ from quiltdetect.quilts.patch_grams import (
     doc_patch_grams,
     document_frequency,
     patch_gram_table,
+    with_server,
 )
 from quiltdetect.quilts.patchfrac import patchfrac, patchy_docs
 from quiltdetect.quilts.sources import (
@@ -44,18 +49,45 @@ class QuiltRun:
     top_quilts: list[dict[str, Any]]
 
 
-def find_quilts(spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics) -> None:
-    """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/."""
-    foreign = cfg.foreign != "none"
+def gram_sets_stage(
+    spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics, state: RunState | None
+) -> DataFrame:
+    """(doc_key, n_grams, grams[, counts]) per document with grams; written once per k and reused."""
     with_counts = cfg.count_occurrences
+    name = f"grams-k{cfg.k}" + ("-occurrences" if with_counts else "")
+    table = f"{STATE_DIR}/work/{name}"
+    key = fingerprint([state.inputs_key if state else "", cfg.k, with_counts])
     with metrics.stage(spark, "grams", f"{cfg.k}-gram sets per document") as counts:
-        gram_sets = doc_gram_sets(docs, cfg.k, foreign=cfg.foreign, with_counts=with_counts).persist(SPILL)
-        row = gram_sets.agg(F.count(F.lit(1)), F.sum(F.size("grams")), F.sum("n_grams")).first()
+        done = state.stage(name, key) if state is not None else None
+        if done is not None:
+            counts.update(done)
+            counts["reused"] = True
+            return spark.read.parquet(fs.join(cfg.output, table))
+        sets = doc_gram_sets(docs, cfg.k, with_counts=with_counts)
+        if state is not None:
+            state.write_table(sets, table)
+            sets = spark.read.parquet(fs.join(cfg.output, table))
+        else:
+            sets = sets.persist(SPILL)
+        row = sets.agg(F.count(F.lit(1)), F.sum(F.size("grams")), F.sum("n_grams")).first()
         counts["documents_with_grams"] = int(row[0])
         counts["doc_grams"] = int(row[1] or 0)
         if with_counts:
             counts["gram_occurrences"] = int(row[2] or 0)
-        grams = doc_grams(gram_sets, with_counts=with_counts)
+        if state is not None:
+            state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
+    return sets
+
+
+def find_quilts(
+    spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics, state: RunState | None = None
+) -> None:
+    """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/."""
+    foreign = cfg.foreign != "none"
+    with_counts = cfg.count_occurrences
+    base_sets = gram_sets_stage(spark, docs, cfg, metrics, state)
+    gram_sets = with_server(base_sets, docs, cfg.foreign)
+    grams = doc_grams(gram_sets, with_counts=with_counts)
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
         df_table = document_frequency(grams).persist(SPILL)
@@ -72,7 +104,7 @@ def find_quilts(spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics:
         fractions = patchfrac(gram_sets, patch_rows, count_occurrences=with_counts).persist(SPILL)
         patchy = patchy_docs(fractions, cfg.theta)
         counts["patchy_documents"] = patchy.count()
-        gram_sets.unpersist()
+        base_sets.unpersist()
 
     with metrics.stage(spark, "sources", "(target, gram, source) triples, greedy cover per target") as counts:
         triples = candidate_triples(patch_rows, patchy, foreign=foreign)
@@ -86,14 +118,14 @@ def find_quilts(spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics:
 
     with metrics.stage(spark, "quilts", f"keep documents with >= {cfg.c} sources, write quilts/") as counts:
         quilts = assemble_quilts(fractions, covers, docs, cfg.c)
-        quilts.orderBy("doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "quilts"))
+        write_table(spark, quilts.orderBy("doc_id"), cfg.output, "quilts", state)
         stats = (
             fractions.join(sizes.select("doc_key", "n_sources"), on="doc_key", how="left")
             .join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
             .select("doc_id", "url", "n_grams", "n_patch_grams", "patchfrac",
                     F.coalesce("n_sources", F.lit(0)).cast("int").alias("n_sources"))
         )
-        stats.orderBy("doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "doc_stats"))
+        write_table(spark, stats.orderBy("doc_id"), cfg.output, "doc_stats", state)
         written = spark.read.parquet(fs.join(cfg.output, "quilts"))
         counts["quilts"] = written.count()
         if counts["quilts"]:
@@ -101,6 +133,14 @@ def find_quilts(spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics:
             counts["avg_sources"] = round(float(avg), 2)
         for frame in (fractions, covers, sizes):
             frame.unpersist()
+
+
+def write_table(spark: SparkSession, frame: DataFrame, output: str, name: str, state: RunState | None) -> None:
+    """Write a result table: atomically through the run state when there is one."""
+    if state is not None:
+        state.write_table(frame, name)
+    else:
+        frame.write.mode("overwrite").parquet(fs.join(output, name))
 
 
 def top_quilts(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]:
@@ -116,17 +156,39 @@ def top_quilts(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]
     return [r.asDict(recursive=True) for r in rows]
 
 
+def config_key(cfg: QuiltConfig) -> str:
+    """Fingerprint of the settings that shape the results (not output, Spark or display)."""
+    shaping = {k: v for k, v in dataclasses.asdict(cfg).items()
+               if k not in ("output", "overwrite", "spark", "top", "hadoop_reader", "inputs")}
+    return fingerprint(shaping)
+
+
 def run(spark: SparkSession, cfg: QuiltConfig) -> QuiltRun:
-    """Run the whole job; writes docs/, quilts/, doc_stats/, metrics.json and config.yaml."""
+    """Run the whole job; writes docs/, quilts/, doc_stats/, metrics.json, config.yaml, _COMPLETE.
+
+    A rerun into the same output resumes: finished stages with the same inputs and settings
+    are skipped, and a run that is already complete for this configuration does nothing.
+    """
     cfg.validate()
     fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
+    files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
+    state = RunState(spark, cfg.output, "quilts", ingestion_key(spark, cfg, files))
+    done = None if cfg.overwrite else state.completed(config_key(cfg))
+    if done is None:
+        state.begin(overwrite=cfg.overwrite)
+    else:
+        metrics = RunMetrics(job="quilts", stages=done["metrics"].get("stages", {}))
+        metrics.stages["resume"] = {"complete_already": True, "run_id": done.get("run_id"), "seconds": 0.0}
+        return QuiltRun(cfg.output, metrics, top_quilts(spark, cfg.output, cfg.top))
     metrics = RunMetrics(job="quilts")
-    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
-    docs = document_table(spark, cfg, metrics)
-    find_quilts(spark, docs, cfg, metrics)
+    docs = document_table(spark, cfg, metrics, state=state, files=files)
+    find_quilts(spark, docs, cfg, metrics, state)
     top = top_quilts(spark, cfg.output, cfg.top)
     params = {"k": cfg.k, "m": cfg.m, "c": cfg.c, "theta": cfg.theta, "foreign": cfg.foreign}
-    fs.write_text(spark, fs.join(cfg.output, "metrics.json"), metrics.to_json({"parameters": params}))
+    metrics_json = metrics.to_json({"parameters": params})
+    fs.write_text(spark, fs.join(cfg.output, "metrics.json"), metrics_json)
+    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
+    state.complete(config_key(cfg), dataclasses.asdict(cfg), json.loads(metrics_json))
     return QuiltRun(cfg.output, metrics, top)
 
 

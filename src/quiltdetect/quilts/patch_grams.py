@@ -49,17 +49,23 @@ def server_column(foreign: str) -> Column:
     raise ValueError(f"unknown foreign rule {foreign!r}")
 
 
-def doc_gram_sets(docs: DataFrame, k: int, *, foreign: str, with_counts: bool) -> DataFrame:
-    """One row per document with grams: doc_key, server, n_grams, grams[, counts].
+def doc_gram_sets(docs: DataFrame, k: int, *, with_counts: bool) -> DataFrame:
+    """One row per document with grams: doc_key, n_grams, grams, counts (null unless with_counts).
 
     ``n_grams`` is |grams_k(d)|, or the number of gram occurrences with ``with_counts``.
     """
     gram_set = gram_set_udf(k, with_counts)
-    sets = docs.select(
-        "doc_key", server_column(foreign).alias("server"), gram_set(F.col("text")).alias("g")
-    ).select("doc_key", "server", "g.grams", "g.counts")
+    sets = docs.select("doc_key", gram_set(F.col("text")).alias("g")).select("doc_key", "g.grams", "g.counts")
     n_grams = F.aggregate("counts", F.lit(0).cast("long"), lambda a, x: a + x) if with_counts else F.size("grams")
     return sets.where(F.size("grams") > 0).withColumn("n_grams", n_grams.cast("long"))
+
+
+def with_server(gram_sets: DataFrame, docs: DataFrame, foreign: str) -> DataFrame:
+    """The gram sets with each document's ``server`` under the foreign rule."""
+    if foreign == "none":
+        return gram_sets.withColumn("server", F.lit(None).cast("string"))
+    servers = docs.select("doc_key", server_column(foreign).alias("server"))
+    return gram_sets.join(servers, on="doc_key")
 
 
 def doc_grams(gram_sets: DataFrame, *, with_counts: bool) -> DataFrame:

@@ -1,0 +1,133 @@
+"""Atomic, resumable outputs: stage markers, a completion marker, and publish-by-rename.
+
+Layout under ``--output``:
+
+    _quiltdetect/run.json        job name and the fingerprint of the inputs it was made from
+    _quiltdetect/stages/X.json   one marker per finished stage: its key and its counts
+    _quiltdetect/tmp/            tables being written (moved into place when complete)
+    _COMPLETE                    written last: the configuration, input fingerprint, metrics
+
+A table is written to ``_quiltdetect/tmp/<name>-<run>`` and renamed into place only when it is
+complete; its stage marker is written after the rename, and ``_COMPLETE`` after everything.
+A run that dies leaves no ``_COMPLETE`` and no marker for a stage it did not finish, so no
+output looks complete. A rerun into the same directory skips every stage whose marker has the
+same key (same inputs, same settings of that stage) and whose table is present, and redoes
+the rest. An output made from other inputs is never mixed with a new run's: the run refuses
+unless ``--overwrite``, which clears the directory first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from quiltdetect import __version__
+from quiltdetect.common import fs
+from quiltdetect.common.config import ConfigError
+
+log = logging.getLogger(__name__)
+STATE_DIR = "_quiltdetect"
+COMPLETE = "_COMPLETE"
+
+
+def fingerprint(value: Any) -> str:
+    """A short stable hash of a JSON-able value (sorted keys)."""
+    blob = json.dumps(value, sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:20]
+
+
+def file_fingerprint(spark: SparkSession | None, paths: list[str]) -> str:
+    """Fingerprint of the input files: each path with its size and modification time."""
+    entries = []
+    for path in sorted(paths):
+        if fs.is_local(path):
+            st = os.stat(fs.local_path(path))
+            entries.append((os.path.abspath(fs.local_path(path)), st.st_size, int(st.st_mtime)))
+        else:
+            status = fs.status(spark, path)
+            entries.append((path, status[0], status[1]))
+    return fingerprint(entries)
+
+
+def _read_json(spark: SparkSession, uri: str) -> dict | None:
+    text = fs.read_text(spark, uri)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+@dataclass
+class RunState:
+    """The bookkeeping of one run into one output directory."""
+
+    spark: SparkSession
+    output: str
+    job: str
+    inputs_key: str  # fingerprint of the input files and the ingestion settings
+    run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8])
+
+    def path(self, *parts: str) -> str:
+        return fs.join(self.output, *parts)
+
+    def begin(self, overwrite: bool) -> None:
+        """Claim the output: clear it with ``overwrite``, else check it holds this job's inputs."""
+        if overwrite:
+            fs.delete(self.spark, self.output)
+        run = _read_json(self.spark, self.path(STATE_DIR, "run.json"))
+        if run is not None and (run.get("job") != self.job or run.get("inputs_key") != self.inputs_key):
+            raise ConfigError(
+                f"--output {self.output} holds a {run.get('job')} run of other inputs or ingestion "
+                "settings; choose another --output or pass --overwrite"
+            )
+        fs.delete(self.spark, self.path(COMPLETE))
+        fs.delete(self.spark, self.path(STATE_DIR, "tmp"))
+        fs.write_text(self.spark, self.path(STATE_DIR, "run.json"), json.dumps(
+            {"job": self.job, "inputs_key": self.inputs_key, "version": __version__}, indent=2))
+
+    def completed(self, config_key: str) -> dict | None:
+        """The _COMPLETE record if the output is complete for exactly this configuration."""
+        done = _read_json(self.spark, self.path(COMPLETE))
+        if done and done.get("config_key") == config_key and done.get("inputs_key") == self.inputs_key:
+            return done
+        return None
+
+    def stage(self, name: str, key: str) -> dict | None:
+        """The counts recorded by a finished stage with this key, or None if it must run."""
+        marker = _read_json(self.spark, self.path(STATE_DIR, "stages", f"{name}.json"))
+        if marker and marker.get("key") == key:
+            tables = marker.get("tables", [])
+            if all(fs.exists(self.spark, self.path(t, "_SUCCESS")) for t in tables):
+                return marker.get("counts", {})
+        return None
+
+    def write_table(self, frame: DataFrame, table: str) -> None:
+        """Write a DataFrame as Parquet to a temporary directory, then move it to ``table``."""
+        tmp = self.path(STATE_DIR, "tmp", f"{table.replace('/', '_')}-{self.run_id}")
+        frame.write.mode("overwrite").parquet(tmp)
+        fs.replace(self.spark, tmp, self.path(table))
+
+    def finish_stage(self, name: str, key: str, tables: list[str], counts: dict) -> None:
+        """Record a stage as done, after its tables are in place."""
+        fs.write_text(self.spark, self.path(STATE_DIR, "stages", f"{name}.json"), json.dumps(
+            {"key": key, "tables": tables, "counts": counts, "run_id": self.run_id}, indent=2, default=str))
+
+    def forget_stage(self, name: str) -> None:
+        fs.delete(self.spark, self.path(STATE_DIR, "stages", f"{name}.json"))
+
+    def complete(self, config_key: str, config: dict, metrics: dict) -> None:
+        """Publish the run: write _COMPLETE last, remove temporary files."""
+        fs.delete(self.spark, self.path(STATE_DIR, "tmp"))
+        fs.write_text(self.spark, self.path(COMPLETE), json.dumps(
+            {"job": self.job, "config_key": config_key, "inputs_key": self.inputs_key, "run_id": self.run_id,
+             "config": config, "metrics": metrics}, indent=2, default=str))

@@ -1,0 +1,184 @@
+"""Hostile input: every kind of bad record is skipped and counted, good records around it kept,
+and nothing raises (reader level, a bounded fuzz test, and one Spark run over a bad directory)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from quiltdetect.ingest import records as R
+from quiltdetect.ingest.records import ROW_FIELDS, iter_warc_rows, iter_wet_rows
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "sample"
+PAGE = b"<!DOCTYPE html><html><body><p>Hello hostile world of crawls</p></body></html>"
+
+
+def warc_record(http: bytes, *, rid: str = "1", length: int | None = None, wtype: str = "response",
+                extra: str = "") -> bytes:
+    head = (
+        f"WARC/1.0\r\nWARC-Type: {wtype}\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{int(rid):012d}>\r\n"
+        f"WARC-Target-URI: http://example.com/{rid}\r\nWARC-Date: 2024-01-01T00:00:00Z\r\n{extra}"
+        f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http) if length is None else length}\r\n\r\n"
+    )
+    return head.encode() + http + b"\r\n\r\n"
+
+
+def http(body: bytes, ctype: str = "text/html; charset=utf-8") -> bytes:
+    return f"HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def gz(data: bytes) -> bytes:
+    return gzip.compress(data, mtime=0)
+
+
+def rows(data: bytes, **kw) -> list[dict]:
+    return list(iter_warc_rows(io.BytesIO(data), "mem", **kw))
+
+
+def reasons(rs: list[dict]) -> list[str | None]:
+    return [r["skip_reason"] for r in rs]
+
+
+def test_truncated_member_in_the_middle_keeps_records_before_it():
+    good = [gz(warc_record(http(PAGE), rid=str(i))) for i in range(3)]
+    broken = good[1][: len(good[1]) // 2]
+    rs = rows(good[0] + broken + good[2])
+    assert reasons(rs)[0] is None and rs[0]["text"].startswith("Hello")
+    assert R.SKIP_FILE_ERROR in reasons(rs)
+    assert all(set(r) == set(ROW_FIELDS) for r in rs)
+
+
+def test_not_gzip_not_warc():
+    assert reasons(rows(b"%PDF-1.7\n" + bytes(range(256)) * 20)) == [R.SKIP_FILE_ERROR]
+
+
+def test_malformed_warc_header_is_a_file_error_after_good_records():
+    data = gz(warc_record(http(PAGE), rid="1")) + gz(b"WARC/1.0\r\nthis is: not\r\na header\r\n\r\nxx")
+    assert reasons(rows(data)) == [None, R.SKIP_FILE_ERROR]
+
+
+def test_content_length_that_lies():
+    short = warc_record(http(PAGE), rid="2", length=10)  # says 10 bytes, has more
+    long = warc_record(http(PAGE), rid="3", length=10_000)  # says more than the file holds
+    for data in (gz(warc_record(http(PAGE), rid="1")) + gz(short), warc_record(http(PAGE), rid="1") + long):
+        rs = rows(data)
+        assert rs[0]["skip_reason"] is None
+        assert len(rs) >= 2 and all(r["skip_reason"] in (None, *R.SKIP_REASONS) for r in rs)
+
+
+def test_non_html_payloads_are_counted():
+    png = b"\x89PNG\r\n\x1a\n" + bytes(200)
+    pdf = b"%PDF-1.4\n" + bytes(200)
+    data = b"".join(gz(warc_record(http(p, ctype=c), rid=str(i)))
+                    for i, (p, c) in enumerate([(png, "image/png"), (pdf, "application/pdf"), (PAGE, "text/html")]))
+    assert reasons(rows(data)) == [R.SKIP_NOT_HTML, R.SKIP_NOT_HTML, None]
+
+
+def test_mixed_and_undecodable_encodings_are_lenient():
+    latin = "<p>Ça coûte très cher à Zürich</p>".encode("latin-1")
+    mixed = "<p>naïve</p>".encode() + "<p>café</p>".encode("latin-1") + b"<p>\xff\xfe bad</p>"
+    rs = rows(gz(warc_record(http(latin, "text/html; charset=iso-8859-1"), rid="1"))
+              + gz(warc_record(http(mixed), rid="2")))
+    assert reasons(rs) == [None, None]
+    assert "zürich" in rs[0]["text"].lower() and rs[0]["decode_errors"] is False
+    assert "naïve" in rs[1]["text"] and rs[1]["decode_errors"] is True
+
+
+def test_empty_payload():
+    found = reasons(rows(gz(warc_record(http(b""), rid="1")) + gz(warc_record(b"", rid="2"))))
+    assert found[0] == R.SKIP_EMPTY  # an HTTP response with an empty body
+    assert found[1] in (R.SKIP_EMPTY, R.SKIP_NOT_HTML)  # no HTTP message at all
+
+
+def test_huge_page_and_decompression_bomb_are_capped():
+    huge = b"<html><body><p>" + b"word " * 2_000_000 + b"</p></body></html>"  # 10 MB page
+    bomb = gz(warc_record(http(b"<html>" + b"\0" * 30_000_000), rid="2"))  # 30 MB from ~30 KB
+    assert len(bomb) < 200_000
+    data = gz(warc_record(http(huge), rid="1")) + bomb + gz(warc_record(http(PAGE), rid="3"))
+    rs = rows(data, max_payload_bytes=1_000_000)
+    assert reasons(rs) == [R.SKIP_TOO_LARGE, R.SKIP_TOO_LARGE, None]
+    assert rs[2]["text"].startswith("Hello")
+
+
+def test_wet_with_garbage_and_empty_records():
+    wet = (
+        "WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000001>\r\n"
+        "WARC-Target-URI: http://example.com/a\r\nWARC-Date: 2024-01-01T00:00:00Z\r\nContent-Type: text/plain\r\n"
+        "Content-Length: {n}\r\n\r\n{body}\r\n\r\n"
+    )
+    text = "plain text of a page"
+    good = wet.format(n=len(text), body=text).encode()
+    data = gz(good) + gz(b"\x00\x01garbage") + gz(good)
+    rs = list(iter_wet_rows(io.BytesIO(data), "mem"))
+    assert rs[0]["skip_reason"] is None and rs[0]["text"] == text
+    assert R.SKIP_FILE_ERROR in reasons(rs)
+
+
+@given(st.data())
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+def test_fuzz_mutated_real_warc_never_raises(data):
+    """Bounded fuzzing: flip, delete and insert bytes of a real WARC (compressed or not)."""
+    raw = (SAMPLE / "clueweb-quirk.warc.gz").read_bytes()[:40_000]
+    if data.draw(st.booleans()):
+        raw = zlib.decompressobj(31).decompress(raw)[:60_000]
+    buf = bytearray(raw)
+    rng = random.Random(data.draw(st.integers(0, 2**32 - 1)))
+    for _ in range(data.draw(st.integers(1, 30))):
+        pos = rng.randrange(len(buf))
+        op = rng.random()
+        if op < 0.5:
+            buf[pos] = rng.randrange(256)
+        elif op < 0.75:
+            del buf[pos : pos + rng.randrange(1, 64)]
+        else:
+            buf[pos:pos] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
+    out = list(iter_warc_rows(io.BytesIO(bytes(buf)), "fuzz", max_payload_bytes=1_000_000))
+    assert all(set(r) == set(ROW_FIELDS) for r in out)
+    assert sum(1 for r in out if r["skip_reason"] == R.SKIP_FILE_ERROR) <= 1
+
+
+@pytest.mark.spark
+def test_a_directory_of_bad_files_runs_and_counts_every_reason(spark, tmp_path):
+    from quiltdetect.common.config import merge_settings
+    from quiltdetect.quilts import job
+    from quiltdetect.quilts.config import QuiltConfig
+
+    bad = tmp_path / "crawl"
+    bad.mkdir()
+    (bad / "good.warc.gz").write_bytes((SAMPLE / "warcfile.warc.gz").read_bytes())
+    (bad / "garbage.warc.gz").write_bytes(b"not a warc at all" * 100)
+    full = (SAMPLE / "clueweb-quirk.warc.gz").read_bytes()
+    (bad / "truncated.warc.gz").write_bytes(full[: len(full) // 2])
+    (bad / "dupes.warc.gz").write_bytes((SAMPLE / "warcfile.warc.gz").read_bytes())  # same record ids again
+    (bad / "table.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"id": "t1", "url": "http://a.example/1", "text": "a page of text"},
+        {"id": None, "url": "http://a.example/2", "text": "no id"},
+        {"id": "t3", "url": "http://a.example/3", "text": None},
+        {"id": "t4", "url": None, "text": "no url"},
+        {"id": "t1", "url": "http://a.example/1b", "text": "duplicate id"},
+    ]) + "\n")
+    out = tmp_path / "out"
+    cfg = merge_settings(QuiltConfig, {"inputs": [str(bad)], "output": str(out), "top": 0,
+                                       "write_rejects": True}).validate()
+    job.run(spark, cfg)
+    ingest = json.loads((out / "metrics.json").read_text())["stages"]["ingest"]
+    skipped = ingest["skipped"]
+    assert skipped["file_error"] == 2
+    assert skipped["duplicate_doc_id"] == 16 + 1
+    assert skipped["missing_id"] == 1 and skipped["missing_text"] == 1
+    assert ingest["documents"] == 16 + 14 + 2 or ingest["documents"] >= 16 + 2
+    docs = {r["doc_id"]: r for r in spark.read.parquet(str(out / "docs")).collect()}
+    assert docs["t1"]["url"] == "http://a.example/1"  # the kept duplicate: smallest (source, offset, url)
+    assert "t4" in docs and docs["t4"]["host"] == ""
+    rejects = spark.read.parquet(str(out / "rejects"))
+    assert {r["skip_reason"] for r in rejects.select("skip_reason").distinct().collect()} >= {
+        "file_error", "duplicate_doc_id", "missing_id", "missing_text", "request"}
