@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from quiltdetect import __version__
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.neardup import cli as neardup_cli
 from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
 
 log = logging.getLogger("quiltdetect")
@@ -87,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_io_options(quilts)
     add_quilt_options(quilts)
 
+    neardup_cli.add_parser(sub)
+
     demo = sub.add_parser("demo", help="run the quilt job on the bundled sample data and print a summary")
     demo.add_argument("--output", default="quiltdetect-demo", metavar="DIR",
                       help="where to write (default ./quiltdetect-demo, replaced if present)")
@@ -141,6 +144,8 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
     try:
         if args.command == "quilts":
             return run_quilts(quilt_config(args), local=local)
+        if args.command == "neardup":
+            return neardup_cli.run(args, local=local)
         if args.command == "demo":
             sample = Path(args.sample) if args.sample else bundled_sample()
             cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True})
