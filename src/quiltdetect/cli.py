@@ -46,6 +46,8 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--count-occurrences", action="store_true", default=None,
                         help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
     parser.add_argument("--top", type=int, help="quilts shown in the summary (default 10)")
+    parser.add_argument("--collapse-near-duplicates", action="store_true", default=None,
+                        help="keep one page per near-duplicate cluster first, as Fetterly 2005 (default off)")
 
 
 IO_OPTIONS = ("inputs", "input_format", "output", "overwrite")
@@ -71,7 +73,7 @@ def config_from_args(cls: type[T], args: argparse.Namespace, options: tuple[str,
 
 def quilt_config(args: argparse.Namespace) -> QuiltConfig:
     """The quilt job's configuration from its command line."""
-    options = ("k", "m", "c", "theta", "foreign", "count_occurrences", "top")
+    options = ("k", "m", "c", "theta", "foreign", "count_occurrences", "top", "collapse_near_duplicates")
     return config_from_args(QuiltConfig, args, options).validate()
 
 

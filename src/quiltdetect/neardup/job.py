@@ -57,6 +57,23 @@ def representatives(docs: DataFrame, clusters: DataFrame) -> DataFrame:
     return docs.join(dropped, on="doc_key", how="left_anti")
 
 
+def collapse_near_duplicates(spark: SparkSession, docs: DataFrame, metrics: RunMetrics,
+                             cfg: NearDupConfig | None = None) -> DataFrame:
+    """The document table with one representative (the smallest doc_id) per near-duplicate cluster.
+
+    Fetterly 2005's pre-processing before phrase-level analysis; default settings unless ``cfg``.
+    """
+    cfg = cfg or NearDupConfig()
+    pairs, clusters = near_duplicate_clusters(spark, docs, cfg, metrics)
+    with metrics.stage(spark, "collapse", "keep one document per near-duplicate cluster") as counts:
+        kept = representatives(docs, clusters).persist(SPILL)
+        counts["documents_kept"] = kept.count()
+        counts["documents_dropped"] = int(clusters.where(F.col("doc_key") != F.col("cluster_key")).count())
+    pairs.unpersist()
+    clusters.unpersist()
+    return kept
+
+
 def write_outputs(spark: SparkSession, docs: DataFrame, pairs: DataFrame, clusters: DataFrame,
                   cfg: NearDupConfig, metrics: RunMetrics) -> None:
     """pairs/ and clusters/ with doc_id strings (the edges of the dataflow use doc_keys)."""

@@ -123,6 +123,10 @@ def run(spark: SparkSession, cfg: QuiltConfig) -> QuiltRun:
     metrics = RunMetrics(job="quilts")
     fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
     docs = document_table(spark, cfg, metrics)
+    if cfg.collapse_near_duplicates:
+        from quiltdetect.neardup.job import collapse_near_duplicates
+
+        docs = collapse_near_duplicates(spark, docs, metrics)
     find_quilts(spark, docs, cfg, metrics)
     top = top_quilts(spark, cfg.output, cfg.top)
     params = {"k": cfg.k, "m": cfg.m, "c": cfg.c, "theta": cfg.theta, "foreign": cfg.foreign}
