@@ -20,7 +20,7 @@ from quiltdetect.neardup import calibrate as cal
 from quiltdetect.neardup.config import PRESETS, NearDupConfig
 from quiltdetect.neardup.tokens import page_terms
 
-DEFAULT_PAIRS = Path(__file__).resolve().parents[2] / "shared" / "data" / "webis_ndd_pairs" / "pairs.jsonl.gz"
+DEFAULT_PAIRS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "webis_ndd_pairs" / "pairs.jsonl.gz"
 
 
 def datasketch_baseline(pairs: list[cal.LabelledPair]) -> cal.Score:

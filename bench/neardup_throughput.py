@@ -24,8 +24,8 @@ from quiltdetect.neardup.simhash import n_pieces
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", help="a Parquet file or directory of the corpus generator")
-    parser.add_argument("--k", type=int, default=8)
-    parser.add_argument("--c-threshold", type=int, default=372)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--c-threshold", type=int, default=355)
     args = parser.parse_args()
     path = Path(args.corpus)
     files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]

@@ -154,8 +154,8 @@ def test_calibration_scores_and_choice():
     s = cal.score("b", {"b_threshold": 2}, np.array([True, False, True, False]), truth)
     assert (s.tp, s.fp, s.fn) == (1, 1, 1) and s.f1 == pytest.approx(0.5)
     b = np.array([6, 3, 1, 0])
-    c = np.array([384, 370, 360, 200])
+    c = np.array([384, 370, 360, 200])  # perfect c thresholds: 361..370
     chosen = {alg: cal.best(scores) for alg, scores in cal.sweep(b, c, truth).items()}
-    assert chosen["b"].thresholds == {"b_threshold": 3} and chosen["b"].f1 == 1.0
-    assert chosen["c"].thresholds == {"c_threshold": 370}  # ties: the strictest perfect threshold
+    assert chosen["b"].thresholds == {"b_threshold": 2} and chosen["b"].f1 == 1.0  # 2 and 3 tie: lower middle
+    assert chosen["c"].thresholds == {"c_threshold": 365}  # ties 361..370: the middle of the plateau
     assert chosen["combined"].f1 == 1.0

@@ -3,7 +3,8 @@
 Reads JSON Lines of labelled pairs (``left_text``, ``right_text``, ``label``; label >= 1 means
 near-duplicate, as in the Webis ECIR 2020 sample; optional ``corpus``), computes each pair's
 B- and C-similarity with the kernel (no Spark), and sweeps every threshold. The chosen
-thresholds maximise F1; ties go to the higher precision, then to the stricter threshold.
+thresholds maximise F1, then precision; among settings still tied (a plateau where no training
+pair lies between them) the middle one is taken, the widest margin to both sides.
 The pairs carry no URLs, so Henzinger's site rule cannot be applied: ``combined-sites`` is not
 calibrated separately (it uses c_threshold across sites and the combined thresholds within).
 """
@@ -23,7 +24,11 @@ from quiltdetect.neardup.fingerprints import fingerprint
 from quiltdetect.neardup.simhash import c_similarity
 from quiltdetect.neardup.supershingles import b_similarity
 
-C_RANGE = range(300, 385)  # the c thresholds swept (below 300 the simhash pieces get too short)
+# Algorithm C's threshold sets its candidate pieces (385 - t of them, simhash.n_pieces): below
+# 355 they are under 13 bits and buckets grow with the corpus, so C is chosen in 355..384.
+# The combined algorithm's C threshold only filters B's candidates: any value is cheap.
+C_RANGE = range(355, 385)
+COMBINED_C_RANGE = range(300, 385)
 B_RANGE = range(1, 7)
 
 
@@ -106,14 +111,18 @@ def sweep(b: np.ndarray, c: np.ndarray, truth: np.ndarray) -> dict[str, list[Sco
     grids = {
         "b": [{"b_threshold": t} for t in B_RANGE],
         "c": [{"c_threshold": t} for t in C_RANGE],
-        "combined": [{"b_threshold": tb, "combined_c_threshold": tc} for tb in B_RANGE for tc in C_RANGE],
+        "combined": [{"b_threshold": tb, "combined_c_threshold": tc} for tb in B_RANGE for tc in COMBINED_C_RANGE],
     }
     return {alg: [score(alg, th, predict(alg, th, b, c), truth) for th in grid] for alg, grid in grids.items()}
 
 
 def best(scores: list[Score]) -> Score:
-    """Highest F1, then highest precision, then the stricter (larger) thresholds."""
-    return max(scores, key=lambda s: (round(s.f1, 12), round(s.precision, 12), tuple(s.thresholds.values())))
+    """Highest F1, then highest precision; of the settings still tied, the middle one
+    (in threshold order), which keeps the widest margin to the training pairs on both sides."""
+    top = max((round(s.f1, 12), round(s.precision, 12)) for s in scores)
+    tied = sorted((s for s in scores if (round(s.f1, 12), round(s.precision, 12)) == top),
+                  key=lambda s: tuple(s.thresholds.values()))
+    return tied[(len(tied) - 1) // 2]
 
 
 @dataclass

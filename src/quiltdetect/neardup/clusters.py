@@ -40,33 +40,36 @@ def small_star(edges: DataFrame) -> DataFrame:
             .unionByName(smallest.select("v", F.col("m").alias("u"))).distinct())
 
 
+def is_star_forest(edges: DataFrame) -> bool:
+    """True when every component is a star around its smallest node: each v has one edge, and
+    no centre u is also a leaf. Then large-star and small-star change nothing (converged)."""
+    roles = (edges.select(F.col("v").alias("node"), F.lit(1).alias("leaf_edges"), F.lit(0).alias("centre"))
+             .unionByName(edges.select(F.col("u").alias("node"), F.lit(0).alias("leaf_edges"), F.lit(1).alias("centre"))))
+    bad = (roles.groupBy("node").agg(F.sum("leaf_edges").alias("leaf_edges"), F.max("centre").alias("centre"))
+           .where((F.col("leaf_edges") > 1) | ((F.col("leaf_edges") == 1) & (F.col("centre") == 1))))
+    return bad.isEmpty()
+
+
 def connected_components(pairs: DataFrame, *, checkpoint_every: int = 4, max_rounds: int = 100) -> DataFrame:
     """(doc_key, cluster_key) for every node of the undirected graph ``pairs`` (columns a, b).
 
     cluster_key = the smallest doc_key of the node's component; isolated nodes do not appear.
+    Most near-duplicate graphs are already stars (pairs, groups of copies): checked first.
     """
     edges = (pairs.where(F.col("a") != F.col("b"))
              .select(F.greatest("a", "b").alias("v"), F.least("a", "b").alias("u")).distinct())
     edges = edges.localCheckpoint(eager=True)
-    n_edges = edges.count()
-    for round_no in range(1, max_rounds + 1):
+    rounds = 0
+    while not is_star_forest(edges):
+        rounds += 1
+        if rounds > max_rounds:
+            raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
         new = small_star(large_star(edges))
-        if round_no % checkpoint_every == 0:
-            new = new.localCheckpoint(eager=True)
-        else:
-            new = new.persist()
-        n_new = new.count()
-        # converged when the edge set is unchanged: same size and no edge of new missing in old
-        if n_new == n_edges and new.join(edges, on=["v", "u"], how="left_anti").isEmpty():
-            log.info("connected components converged after %d rounds", round_no)
-            edges = new
-            break
+        new = new.localCheckpoint(eager=True) if rounds % checkpoint_every == 0 else new.persist()
         edges.unpersist()
-        edges, n_edges = new, n_new
-    else:
-        raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
+        edges = new
+    log.info("connected components: a star forest after %d rounds", rounds)
     # a star per component: every non-centre node v has exactly the edge (v, centre)
     members = edges.select(F.col("v").alias("doc_key"), F.col("u").alias("cluster_key"))
     centres = edges.select(F.col("u").alias("doc_key"), F.col("u").alias("cluster_key")).distinct()
-    # min() is a no-op at a true fixed point; it guards the output's one-row-per-node contract
-    return members.unionByName(centres).groupBy("doc_key").agg(F.min("cluster_key").alias("cluster_key"))
+    return members.unionByName(centres)

@@ -10,7 +10,8 @@ from quiltdetect.common.config import ConfigError, JobConfig, check_int
 ALGORITHMS = ("b", "c", "combined", "combined-sites")
 
 # Henzinger 2006's values: k = 8, B-similar at >= 2 of 6 supershingles, C at >= 372 of 384
-# bits, combined at B >= 2 and C >= 355. The default (below) is what calibration chose.
+# bits, combined at B >= 2 and C >= 355. The defaults below are what `neardup calibrate`
+# chose on the shared Webis labelled pairs (docs/neardup.md).
 PRESETS: dict[str, dict[str, Any]] = {
     "henzinger2006": {"k": 8, "wrap": False, "b_threshold": 2, "c_threshold": 372, "combined_c_threshold": 355},
 }
@@ -21,11 +22,11 @@ class NearDupConfig(JobConfig):
     """Parameters of a near-duplicate run: the algorithm, its thresholds, and the bucket cap."""
 
     algorithm: str = "combined"  # b | c | combined | combined-sites
-    k: int = 8  # shingle length in terms (8 Henzinger, 5 Fetterly)
+    k: int = 5  # shingle length in terms (8 Henzinger, 5 Fetterly)
     wrap: bool = False  # wrap the shingle window around the page end (Fetterly)
-    b_threshold: int = 2  # B-similar: at least this many of 6 supershingles equal
-    c_threshold: int = 372  # C-similar: at least this many of 384 simhash bits agree
-    combined_c_threshold: int = 355  # combined: B-similar and C-similarity at least this
+    b_threshold: int = 1  # B-similar: at least this many of 6 supershingles equal
+    c_threshold: int = 355  # C-similar: at least this many of 384 simhash bits agree
+    combined_c_threshold: int = 317  # combined: B-similar and C-similarity at least this
     bucket_cap: int = 200  # a candidate bucket with more pages gives star edges, not all pairs
     cc_checkpoint_every: int = 4  # connected components: cut the lineage every n rounds
     cc_max_rounds: int = 100  # connected components: fail (not loop) past this many rounds
