@@ -8,6 +8,8 @@ coordinate i is > 0 (a tie, 0, gives 0). C-similarity = 384 - popcount(a XOR b).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from quiltdetect.kernel.grams import fmix64
@@ -16,7 +18,6 @@ N_BITS = 384
 N_WORDS = N_BITS // 64  # stored as 6 uint64 words (int64 in Spark)
 SIMHASH_SEED = 0x4348_4152  # "CHAR"
 SIMHASH_SEEDS = np.random.default_rng(SIMHASH_SEED).integers(0, 2**64, size=N_WORDS, dtype=np.uint64)
-_BYTE_WEIGHTS = (1 << np.arange(64, dtype=np.uint64)).astype(np.uint64)
 
 
 def token_bits(token_hashes: np.ndarray) -> np.ndarray:
@@ -68,12 +69,19 @@ def n_pieces(c_threshold: int) -> int:
 def pieces(words: np.ndarray, count: int) -> np.ndarray:
     """The simhash cut into ``count`` contiguous pieces of near-equal length, as int64 values.
 
-    Returns int64 (count,); piece p covers bits [p*384//count, (p+1)*384//count).
+    Returns int64 (count,); piece p covers bits [p*384//count, (p+1)*384//count), bit j of
+    the piece being bit p*384//count + j of the simhash.
     """
-    bits = unpack_bits(words).astype(np.uint64)
-    bounds = (np.arange(count + 1) * N_BITS) // count
-    out = np.empty(count, dtype=np.int64)
-    for p in range(count):
-        chunk = bits[bounds[p] : bounds[p + 1]]
-        out[p] = int((chunk * _BYTE_WEIGHTS[: chunk.shape[0]]).sum())
-    return out
+    return np.add.reduceat(unpack_bits(words).astype(np.int64) * _piece_weights(count), _starts(count))
+
+
+@lru_cache(maxsize=64)
+def _starts(count: int) -> np.ndarray:
+    return (np.arange(count) * N_BITS) // count
+
+
+@lru_cache(maxsize=64)
+def _piece_weights(count: int) -> np.ndarray:
+    """2**(position of each bit within its piece), int64 (384,)."""
+    starts = np.repeat(_starts(count), np.diff(np.append(_starts(count), N_BITS)))
+    return np.left_shift(np.int64(1), np.arange(N_BITS, dtype=np.int64) - starts)
