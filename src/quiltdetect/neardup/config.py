@@ -26,7 +26,7 @@ class NearDupConfig(JobConfig):
     wrap: bool = False  # wrap the shingle window around the page end (Fetterly)
     b_threshold: int = 1  # B-similar: at least this many of 6 supershingles equal
     c_threshold: int = 355  # C-similar: at least this many of 384 simhash bits agree
-    combined_c_threshold: int = 317  # combined: B-similar and C-similarity at least this
+    combined_c_threshold: int = 328  # combined: B-similar and C-similarity at least this
     bucket_cap: int = 200  # a candidate bucket with more pages gives star edges, not all pairs
     cc_checkpoint_every: int = 4  # connected components: cut the lineage every n rounds
     cc_max_rounds: int = 100  # connected components: fail (not loop) past this many rounds
