@@ -175,7 +175,7 @@ def test_a_directory_of_bad_files_runs_and_counts_every_reason(spark, tmp_path):
     assert skipped["file_error"] == 2
     assert skipped["duplicate_doc_id"] == 16 + 1
     assert skipped["missing_id"] == 1 and skipped["missing_text"] == 1
-    assert ingest["documents"] == 16 + 14 + 2 or ingest["documents"] >= 16 + 2
+    assert ingest["documents"] >= 16 + 2 + 1  # good file, t1 and t4, and the readable half of the truncated file
     docs = {r["doc_id"]: r for r in spark.read.parquet(str(out / "docs")).collect()}
     assert docs["t1"]["url"] == "http://a.example/1"  # the kept duplicate: smallest (source, offset, url)
     assert "t4" in docs and docs["t4"]["host"] == ""

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from quiltdetect import __version__
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.neardup import cli as neardup_cli
 from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
 
 log = logging.getLogger("quiltdetect")
@@ -45,6 +46,8 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--count-occurrences", action="store_true", default=None,
                         help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
     parser.add_argument("--top", type=int, help="quilts shown in the summary (default 10)")
+    parser.add_argument("--collapse-near-duplicates", action="store_true", default=None,
+                        help="keep one page per near-duplicate cluster first, as Fetterly 2005 (default off)")
 
 
 IO_OPTIONS = ("inputs", "input_format", "output", "overwrite")
@@ -70,7 +73,7 @@ def config_from_args(cls: type[T], args: argparse.Namespace, options: tuple[str,
 
 def quilt_config(args: argparse.Namespace) -> QuiltConfig:
     """The quilt job's configuration from its command line."""
-    options = ("k", "m", "c", "theta", "foreign", "count_occurrences", "top")
+    options = ("k", "m", "c", "theta", "foreign", "count_occurrences", "top", "collapse_near_duplicates")
     return config_from_args(QuiltConfig, args, options).validate()
 
 
@@ -86,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     quilts = sub.add_parser("quilts", help="find (k, m, c, θ)-quilted pages and their sources (Najork 2012)")
     add_io_options(quilts)
     add_quilt_options(quilts)
+
+    neardup_cli.add_parser(sub)
 
     demo = sub.add_parser("demo", help="run the quilt job on the bundled sample data and print a summary")
     demo.add_argument("--output", default="quiltdetect-demo", metavar="DIR",
@@ -141,6 +146,8 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
     try:
         if args.command == "quilts":
             return run_quilts(quilt_config(args), local=local)
+        if args.command == "neardup":
+            return neardup_cli.run(args, local=local)
         if args.command == "demo":
             sample = Path(args.sample) if args.sample else bundled_sample()
             cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True})

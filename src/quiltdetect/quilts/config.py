@@ -21,6 +21,7 @@ class QuiltConfig(JobConfig):
     foreign: str = "none"  # sources must live on another server: none | host | domain | ip
     count_occurrences: bool = False  # patchfrac over gram occurrences (figure 5) instead of sets
     top: int = 10  # quilts shown in the end-of-run summary
+    collapse_near_duplicates: bool = False  # keep one page per near-duplicate cluster first (Fetterly 2005)
 
     def validate(self, *, need_io: bool = True) -> QuiltConfig:
         """Fail with a message naming the option when a value cannot work."""

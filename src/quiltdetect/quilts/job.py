@@ -54,9 +54,10 @@ def gram_sets_stage(
 ) -> DataFrame:
     """(doc_key, n_grams, grams[, counts]) per document with grams; written once per k and reused."""
     with_counts = cfg.count_occurrences
-    name = f"grams-k{cfg.k}" + ("-occurrences" if with_counts else "")
+    name = f"grams-k{cfg.k}" + ("-occurrences" if with_counts else "") + ("-collapsed" if cfg.collapse_near_duplicates else "")
     table = f"{STATE_DIR}/work/{name}"
-    key = fingerprint([state.inputs_key if state else "", cfg.k, with_counts])
+    # The gram sets depend on the inputs, k, the counting mode and which documents are kept.
+    key = fingerprint([state.inputs_key if state else "", cfg.k, with_counts, cfg.collapse_near_duplicates])
     with metrics.stage(spark, "grams", f"{cfg.k}-gram sets per document") as counts:
         done = state.stage(name, key) if state is not None else None
         if done is not None:
@@ -182,6 +183,10 @@ def run(spark: SparkSession, cfg: QuiltConfig) -> QuiltRun:
         return QuiltRun(cfg.output, metrics, top_quilts(spark, cfg.output, cfg.top))
     metrics = RunMetrics(job="quilts")
     docs = document_table(spark, cfg, metrics, state=state, files=files)
+    if cfg.collapse_near_duplicates:
+        from quiltdetect.neardup.job import collapse_near_duplicates
+
+        docs = collapse_near_duplicates(spark, docs, metrics)
     find_quilts(spark, docs, cfg, metrics, state)
     top = top_quilts(spark, cfg.output, cfg.top)
     params = {"k": cfg.k, "m": cfg.m, "c": cfg.c, "theta": cfg.theta, "foreign": cfg.foreign}

@@ -1,0 +1,92 @@
+"""``quiltdetect neardup``: find near-duplicate pairs and clusters, or calibrate thresholds."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import yaml
+
+from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.neardup.config import ALGORITHMS, PRESETS, NearDupConfig
+
+OPTIONS = ("algorithm", "k", "wrap", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap", "top")
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``neardup`` (and ``neardup calibrate``) on the top-level subparsers."""
+    from quiltdetect.cli import add_io_options
+
+    p = subparsers.add_parser("neardup", help="near-duplicate pairs and clusters (Broder, Charikar, Henzinger 2006)",
+                              description="Find near-duplicate pages (SPEC §2). `quiltdetect neardup calibrate "
+                                          "--pairs FILE` chooses thresholds on labelled pairs instead.")
+    p.add_argument("action", nargs="?", choices=("run", "calibrate"), default="run",
+                   help="run the job (default) or calibrate thresholds on labelled pairs")
+    add_io_options(p)
+    p.add_argument("--algorithm", choices=ALGORITHMS, help="b | c | combined | combined-sites (default combined)")
+    p.add_argument("--preset", choices=sorted(PRESETS), help="start from named settings (henzinger2006: the paper's)")
+    p.add_argument("-k", type=int, help="shingle length in terms (default 8)")
+    p.add_argument("--wrap", action="store_true", default=None, help="wrap shingle windows around the page end")
+    p.add_argument("--b-threshold", type=int, help="B-similar at >= this many equal supershingles of 6")
+    p.add_argument("--c-threshold", type=int, help="C-similar at >= this many agreeing bits of 384")
+    p.add_argument("--combined-c-threshold", type=int, help="combined: B-similar and C-similarity >= this")
+    p.add_argument("--bucket-cap", type=int, help="buckets with more pages give star edges, not all pairs (200)")
+    p.add_argument("--top", type=int, help="largest clusters shown in the summary (default 10)")
+    p.add_argument("--pairs", metavar="FILE", help="calibrate: labelled pairs, JSON Lines (.gz ok)")
+    p.add_argument("--train-corpus", metavar="NAME", help="calibrate: choose thresholds on this corpus only")
+    p.add_argument("--test-corpus", metavar="NAME", help="calibrate: report the chosen thresholds on this corpus")
+    p.add_argument("--write-config", metavar="FILE", help="calibrate: write the chosen thresholds as YAML")
+
+
+def neardup_config(args: argparse.Namespace, *, need_io: bool = True) -> NearDupConfig:
+    """Defaults <- preset <- --config <- options <- --set."""
+    from quiltdetect.cli import IO_OPTIONS
+
+    preset = PRESETS[args.preset] if getattr(args, "preset", None) else {}
+    file_layer = read_yaml(args.config) if args.config else {}
+    cli_layer = {n: getattr(args, n) for n in IO_OPTIONS + OPTIONS if getattr(args, n, None) is not None}
+    if args.master:
+        cli_layer["spark.master"] = args.master
+    overrides = dict(parse_override(item) for item in args.set or [])
+    return merge_settings(NearDupConfig, preset, file_layer, cli_layer, overrides).validate(need_io=need_io)
+
+
+def run_calibration(args: argparse.Namespace) -> int:
+    """Sweep thresholds on labelled pairs; print the table; optionally write the chosen config."""
+    from quiltdetect.neardup import calibrate as cal
+
+    if not args.pairs:
+        raise ConfigError("calibrate needs --pairs FILE (JSON Lines with left_text, right_text, label)")
+    cfg = neardup_config(args, need_io=False)
+    pairs = cal.read_pairs(args.pairs)
+    train = [p for p in pairs if not args.train_corpus or p.corpus == args.train_corpus]
+    test = [p for p in pairs if args.test_corpus and p.corpus == args.test_corpus]
+    if not train:
+        raise ConfigError(f"--train-corpus {args.train_corpus!r}: no pairs of that corpus in {args.pairs}")
+    result = cal.calibrate(train, test, cfg.k, cfg.wrap)
+    print(f"calibration on {len(train)} pairs ({args.train_corpus or 'all corpora'}), k={cfg.k}, wrap={cfg.wrap}:")
+    for score in result.chosen.values():
+        print("  " + score.row())
+    if test:
+        print(f"the same thresholds on {len(test)} held-out pairs ({args.test_corpus}):")
+        for score in result.test.values():
+            print("  " + score.row())
+    if args.write_config:
+        with open(args.write_config, "w", encoding="utf-8") as fh:
+            yaml.safe_dump(result.config(), fh, sort_keys=False)
+        print(f"chosen thresholds written to {args.write_config}")
+    return 0
+
+
+def run(args: argparse.Namespace, *, local: bool) -> int:
+    """Run ``neardup`` (the Spark job) or ``neardup calibrate`` (no Spark)."""
+    if args.action == "calibrate":
+        return run_calibration(args)
+    from quiltdetect.cli import start_job
+    from quiltdetect.neardup import job
+
+    cfg = neardup_config(args)
+    spark = start_job("quiltdetect-neardup", cfg, local=local)
+    result = job.run(spark, cfg)
+    print(job.format_summary(result, cfg), flush=True)
+    return 0

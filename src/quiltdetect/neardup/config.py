@@ -1,0 +1,53 @@
+"""NearDupConfig: every setting of the near-duplicate job (SPEC §2), and named presets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from quiltdetect.common.config import ConfigError, JobConfig, check_int
+
+ALGORITHMS = ("b", "c", "combined", "combined-sites")
+
+# Henzinger 2006's values: k = 8, B-similar at >= 2 of 6 supershingles, C at >= 372 of 384
+# bits, combined at B >= 2 and C >= 355. The defaults below are what `neardup calibrate`
+# chose on the shared Webis labelled pairs (docs/neardup.md).
+PRESETS: dict[str, dict[str, Any]] = {
+    "henzinger2006": {"k": 8, "wrap": False, "b_threshold": 2, "c_threshold": 372, "combined_c_threshold": 355},
+}
+
+
+@dataclass
+class NearDupConfig(JobConfig):
+    """Parameters of a near-duplicate run: the algorithm, its thresholds, and the bucket cap."""
+
+    algorithm: str = "combined"  # b | c | combined | combined-sites
+    k: int = 5  # shingle length in terms (8 Henzinger, 5 Fetterly)
+    wrap: bool = False  # wrap the shingle window around the page end (Fetterly)
+    b_threshold: int = 1  # B-similar: at least this many of 6 supershingles equal
+    c_threshold: int = 355  # C-similar: at least this many of 384 simhash bits agree
+    combined_c_threshold: int = 328  # combined: B-similar and C-similarity at least this
+    bucket_cap: int = 200  # a candidate bucket with more pages gives star edges, not all pairs
+    cc_checkpoint_every: int = 4  # connected components: cut the lineage every n rounds
+    cc_max_rounds: int = 100  # connected components: fail (not loop) past this many rounds
+    top: int = 10  # largest clusters shown in the end-of-run summary
+
+    def validate(self, *, need_io: bool = True) -> NearDupConfig:
+        """Fail with a message naming the option when a value cannot work."""
+        self.validate_io(need_io=need_io)
+        if self.algorithm not in ALGORITHMS:
+            raise ConfigError(f"--algorithm {self.algorithm!r}: use one of {', '.join(ALGORITHMS)}")
+        if not isinstance(self.wrap, bool):
+            raise ConfigError(f"--wrap must be true or false, got {self.wrap!r}")
+        for name, low in (("k", 1), ("b_threshold", 1), ("c_threshold", 1), ("combined_c_threshold", 0),
+                          ("bucket_cap", 2), ("cc_checkpoint_every", 1), ("cc_max_rounds", 1), ("top", 0)):
+            check_int(name, getattr(self, name), low)
+        if self.b_threshold > 6:
+            raise ConfigError(f"--b-threshold must be at most 6 (supershingles), got {self.b_threshold}")
+        for name in ("c_threshold", "combined_c_threshold"):
+            if getattr(self, name) > 384:
+                raise ConfigError(f"--{name.replace('_', '-')} must be at most 384 (simhash bits), got {getattr(self, name)}")
+        if self.c_threshold < 300 and self.algorithm in ("c", "combined-sites"):
+            raise ConfigError(f"--c-threshold {self.c_threshold} needs {384 - self.c_threshold + 1} simhash pieces of "
+                              "a few bits each: candidate buckets would be huge; use >= 300")
+        return self

@@ -1,0 +1,137 @@
+"""The near-duplicate job: document table -> fingerprints -> pairs -> clusters (SPEC §2)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from quiltdetect.common import fs
+from quiltdetect.common.config import to_yaml
+from quiltdetect.common.metrics import RunMetrics
+from quiltdetect.ingest.table import SPILL, document_table
+from quiltdetect.neardup.clusters import connected_components
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class NearDupRun:
+    """What a finished run leaves behind: where it wrote, its metrics, the largest clusters."""
+
+    output: str
+    metrics: RunMetrics
+    top_clusters: list[dict[str, Any]]
+
+
+def near_duplicate_clusters(spark: SparkSession, docs: DataFrame, cfg: NearDupConfig,
+                            metrics: RunMetrics) -> tuple[DataFrame, DataFrame]:
+    """(pairs on doc_keys, clusters as (doc_key, cluster_key)) of a document table; both persisted."""
+    with metrics.stage(spark, "fingerprints", f"terms, {cfg.k}-shingles, supershingles, simhash") as counts:
+        fps = fingerprints(docs, cfg).persist(SPILL)
+        row = fps.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
+        counts["documents"] = int(row[0])
+        counts["without_terms"] = int(row[1] or 0)
+        counts["terms"] = int(row[2] or 0)
+    with metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates from buckets, verified exactly") as counts:
+        pairs = near_duplicate_pairs(fps, cfg, counts).persist(SPILL)
+        counts["pairs"] = pairs.count()
+    with metrics.stage(spark, "clusters", "connected components (large-star / small-star)") as counts:
+        clusters = connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
+                                        max_rounds=cfg.cc_max_rounds).persist(SPILL)
+        row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
+        counts["clustered_documents"] = int(row[0])
+        counts["clusters"] = int(row[1])
+    fps.unpersist()
+    return pairs, clusters
+
+
+def representatives(docs: DataFrame, clusters: DataFrame) -> DataFrame:
+    """The documents minus every cluster member that is not its cluster's smallest doc_id."""
+    dropped = clusters.where(F.col("doc_key") != F.col("cluster_key")).select("doc_key")
+    return docs.join(dropped, on="doc_key", how="left_anti")
+
+
+def collapse_near_duplicates(spark: SparkSession, docs: DataFrame, metrics: RunMetrics,
+                             cfg: NearDupConfig | None = None) -> DataFrame:
+    """The document table with one representative (the smallest doc_id) per near-duplicate cluster.
+
+    Fetterly 2005's pre-processing before phrase-level analysis; default settings unless ``cfg``.
+    """
+    cfg = cfg or NearDupConfig()
+    pairs, clusters = near_duplicate_clusters(spark, docs, cfg, metrics)
+    with metrics.stage(spark, "collapse", "keep one document per near-duplicate cluster") as counts:
+        kept = representatives(docs, clusters).persist(SPILL)
+        counts["documents_kept"] = kept.count()
+        counts["documents_dropped"] = int(clusters.where(F.col("doc_key") != F.col("cluster_key")).count())
+    pairs.unpersist()
+    clusters.unpersist()
+    return kept
+
+
+def write_outputs(spark: SparkSession, docs: DataFrame, pairs: DataFrame, clusters: DataFrame,
+                  cfg: NearDupConfig, metrics: RunMetrics) -> None:
+    """pairs/ and clusters/ with doc_id strings (the edges of the dataflow use doc_keys)."""
+    with metrics.stage(spark, "write", "pairs/ and clusters/ with doc_ids") as counts:
+        ids = docs.select("doc_key", "doc_id")
+        named = (pairs.join(ids.withColumnRenamed("doc_key", "a").withColumnRenamed("doc_id", "doc_id_a"), on="a")
+                 .join(ids.withColumnRenamed("doc_key", "b").withColumnRenamed("doc_id", "doc_id_b"), on="b")
+                 .select("doc_id_a", "doc_id_b", "b_similarity", "c_similarity", "same_site"))
+        named.orderBy("doc_id_a", "doc_id_b").write.mode("overwrite").parquet(fs.join(cfg.output, "pairs"))
+        sizes = clusters.groupBy("cluster_key").agg(F.count(F.lit(1)).cast("int").alias("cluster_size"))
+        table = (clusters.join(sizes, on="cluster_key").join(ids, on="doc_key")
+                 .join(ids.withColumnRenamed("doc_key", "cluster_key").withColumnRenamed("doc_id", "cluster_id"),
+                       on="cluster_key")
+                 .select("doc_id", "cluster_id", "cluster_size"))
+        table.orderBy("cluster_id", "doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "clusters"))
+        counts["pairs"] = spark.read.parquet(fs.join(cfg.output, "pairs")).count()
+        counts["clustered_documents"] = spark.read.parquet(fs.join(cfg.output, "clusters")).count()
+
+
+def top_clusters(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]:
+    """The n largest clusters (then smallest cluster_id) with their size."""
+    if n <= 0:
+        return []
+    clusters = spark.read.parquet(fs.join(output, "clusters"))
+    rows = (clusters.groupBy("cluster_id").agg(F.first("cluster_size").alias("cluster_size"))
+            .orderBy(F.desc("cluster_size"), F.asc("cluster_id")).limit(n).collect())
+    return [r.asDict() for r in rows]
+
+
+def run(spark: SparkSession, cfg: NearDupConfig) -> NearDupRun:
+    """Run the whole job; writes docs/, pairs/, clusters/, metrics.json and config.yaml."""
+    cfg.validate()
+    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
+    metrics = RunMetrics(job="neardup")
+    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
+    docs = document_table(spark, cfg, metrics)
+    pairs, clusters = near_duplicate_clusters(spark, docs, cfg, metrics)
+    write_outputs(spark, docs, pairs, clusters, cfg, metrics)
+    pairs.unpersist()
+    clusters.unpersist()
+    params = {"algorithm": cfg.algorithm, "k": cfg.k, "wrap": cfg.wrap, "b_threshold": cfg.b_threshold,
+              "c_threshold": cfg.c_threshold, "combined_c_threshold": cfg.combined_c_threshold,
+              "bucket_cap": cfg.bucket_cap}
+    fs.write_text(spark, fs.join(cfg.output, "metrics.json"), metrics.to_json({"parameters": params}))
+    return NearDupRun(cfg.output, metrics, top_clusters(spark, cfg.output, cfg.top))
+
+
+def format_summary(result: NearDupRun, cfg: NearDupConfig) -> str:
+    """The end-of-run summary: counts per stage, then the largest clusters."""
+    lines = [
+        f"quiltdetect neardup (algorithm={cfg.algorithm}, k={cfg.k}, b>={cfg.b_threshold}, c>={cfg.c_threshold},"
+        f" combined c>={cfg.combined_c_threshold}) -> {result.output}",
+        "stages:",
+        *result.metrics.summary_lines(),
+    ]
+    if result.top_clusters:
+        lines.append(f"largest {len(result.top_clusters)} clusters (size, cluster_id = smallest doc_id):")
+        lines += [f"{i:>3}. {c['cluster_size']:>6}  {c['cluster_id']}" for i, c in enumerate(result.top_clusters, 1)]
+    else:
+        lines.append("no near-duplicate pairs found")
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""Candidate pairs from equal supershingles / simhash pieces, verified exactly (Spark).
+
+Pages sharing a bucket (same supershingle at the same index, or same simhash piece at the same
+index) are candidates. A bucket of more than ``cap`` pages (boilerplate, empty templates) is
+never expanded into all its pairs: it is counted and gives star edges from its smallest page
+to every other, which keep its pages connected for clustering. Every candidate is verified by
+joining both pages' fingerprints and computing B- and C-similarity exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from quiltdetect.ingest.urls import site_of
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.fingerprints import fingerprint_row
+from quiltdetect.neardup.simhash import n_pieces
+
+FINGERPRINT_SCHEMA = ("doc_key long, site string, n_terms int, supershingles array<long>, "
+                      "simhash array<long>, pieces array<long>")
+
+
+def fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
+    """One row per page: doc_key, Henzinger site, n_terms, supershingles, simhash, simhash pieces."""
+    k, wrap, count = cfg.k, cfg.wrap, n_pieces(cfg.c_threshold)
+
+    def batches(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for frame in frames:
+            rows = [fingerprint_row(t, u, None if i is None else list(i), k, wrap, count)
+                    for t, u, i in zip(frame["text"], frame["url"], frame["images"], strict=True)]
+            n_terms, ss, sh, pc = zip(*rows, strict=True) if rows else ((), (), (), ())
+            yield pd.DataFrame({"doc_key": frame["doc_key"], "site": [site_of(h or "") for h in frame["host"]],
+                                "n_terms": list(n_terms), "supershingles": list(ss), "simhash": list(sh),
+                                "pieces": list(pc)})
+
+    return docs.select("doc_key", "url", "host", "text", "images").mapInPandas(batches, FINGERPRINT_SCHEMA)
+
+
+def bucket_candidates(features: DataFrame, cap: int) -> tuple[DataFrame, DataFrame]:
+    """Candidate pairs (a < b) from (doc_key, idx, value) rows, and per-bucket sizes.
+
+    Buckets of 2..cap pages give all their pairs; larger ones give star edges (root, other).
+    """
+    sizes = features.groupBy("idx", "value").agg(F.count(F.lit(1)).alias("size"), F.min("doc_key").alias("root"))
+    shared = features.join(sizes.where(F.col("size") > 1), on=["idx", "value"])
+    small = shared.where(F.col("size") <= cap).select("idx", "value", "doc_key")
+    pairs = (small.alias("x").join(small.alias("y"), on=["idx", "value"])
+             .where(F.col("x.doc_key") < F.col("y.doc_key"))
+             .select(F.col("x.doc_key").alias("a"), F.col("y.doc_key").alias("b")))
+    stars = (shared.where((F.col("size") > cap) & (F.col("doc_key") != F.col("root")))
+             .select(F.col("root").alias("a"), F.col("doc_key").alias("b")))
+    return pairs.unionByName(stars).distinct(), sizes.where(F.col("size") > 1)
+
+
+def exploded(fps: DataFrame, column: str) -> DataFrame:
+    """(doc_key, idx, value) for each entry of an array column of the fingerprints."""
+    return fps.where(F.col(column).isNotNull()).select("doc_key", F.posexplode(column).alias("idx", "value"))
+
+
+def _b_similarity(a: str, b: str) -> Column:
+    return F.coalesce(F.expr(f"aggregate(zip_with({a}, {b}, (x, y) -> if(x = y, 1, 0)), 0, (s, v) -> s + v)"),
+                      F.lit(0))
+
+
+def _c_similarity(a: str, b: str) -> Column:
+    return F.coalesce(F.expr(f"384 - aggregate(zip_with({a}, {b}, (x, y) -> bit_count(x ^ y)), 0, (s, v) -> s + v)"),
+                      F.lit(0))
+
+
+def verify(candidates: DataFrame, fps: DataFrame) -> DataFrame:
+    """(a, b, b_similarity, c_similarity, same_site) for candidate pairs, computed exactly."""
+    left = fps.select(F.col("doc_key").alias("a"), F.col("site").alias("site_a"),
+                      F.col("supershingles").alias("ss_a"), F.col("simhash").alias("sh_a"))
+    right = fps.select(F.col("doc_key").alias("b"), F.col("site").alias("site_b"),
+                       F.col("supershingles").alias("ss_b"), F.col("simhash").alias("sh_b"))
+    return candidates.join(left, on="a").join(right, on="b").select(
+        "a", "b",
+        _b_similarity("ss_a", "ss_b").cast("int").alias("b_similarity"),
+        _c_similarity("sh_a", "sh_b").cast("int").alias("c_similarity"),
+        ((F.col("site_a") == F.col("site_b")) & (F.col("site_a") != "")).alias("same_site"),
+    )
+
+
+def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, Any]) -> DataFrame:
+    """The near-duplicate pairs of the configured algorithm, on doc_keys (a < b).
+
+    ``counts`` receives the bucket counts (capped buckets and the pairs they did not expand).
+    """
+    parts: list[DataFrame] = []
+    b_t, c_t, cc_t = cfg.b_threshold, cfg.c_threshold, cfg.combined_c_threshold
+    if cfg.algorithm in ("b", "combined", "combined-sites"):
+        cands, buckets = bucket_candidates(exploded(fps, "supershingles"), cfg.bucket_cap)
+        _count_buckets(buckets, cfg.bucket_cap, counts, "b")
+        verified = verify(cands, fps)
+        keep = F.col("b_similarity") >= b_t
+        if cfg.algorithm != "b":
+            keep = keep & (F.col("c_similarity") >= cc_t)
+        if cfg.algorithm == "combined-sites":
+            keep = keep & F.col("same_site")
+        parts.append(verified.where(keep))
+    if cfg.algorithm in ("c", "combined-sites"):
+        cands, buckets = bucket_candidates(exploded(fps, "pieces"), cfg.bucket_cap)
+        _count_buckets(buckets, cfg.bucket_cap, counts, "c")
+        keep = F.col("c_similarity") >= c_t
+        if cfg.algorithm == "combined-sites":
+            keep = keep & ~F.col("same_site")
+        parts.append(verify(cands, fps).where(keep))
+    # combined-sites: the two parts are disjoint (same site vs not), so a plain union
+    return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+
+
+def _count_buckets(buckets: DataFrame, cap: int, counts: dict[str, Any], name: str) -> None:
+    over = F.col("size") > cap
+    row = buckets.agg(
+        F.count(F.lit(1)),
+        F.sum(over.cast("long")),
+        F.sum(F.when(over, F.col("size") * (F.col("size") - 1) / 2 - (F.col("size") - 1)).otherwise(0)),
+        F.max("size"),
+    ).first()
+    counts[f"{name}_buckets"] = int(row[0])
+    counts[f"{name}_capped_buckets"] = int(row[1] or 0)
+    counts[f"{name}_pairs_not_expanded"] = int(row[2] or 0)
+    counts[f"{name}_largest_bucket"] = int(row[3] or 0)

@@ -1,0 +1,75 @@
+"""Plain in-memory near-duplicates of SPEC §2, the oracle of the parity tests.
+
+All pairs of pages are compared (no buckets, no caps): a pair is reported when the algorithm's
+definition holds for its exact B- and C-similarity; clusters come from a union-find.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+from quiltdetect.ingest.urls import host_of, site_of
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.fingerprints import fingerprint
+from quiltdetect.neardup.simhash import c_similarity
+from quiltdetect.neardup.supershingles import b_similarity
+
+
+@dataclass(frozen=True)
+class RefDoc:
+    doc_id: str
+    text: str
+    url: str = ""
+    images: tuple[str, ...] = ()
+
+
+def is_near_duplicate(cfg: NearDupConfig, b: int, c: int, same_site: bool) -> bool:
+    """The algorithm's definition on one pair's exact similarities."""
+    combined = b >= cfg.b_threshold and c >= cfg.combined_c_threshold
+    if cfg.algorithm == "b":
+        return b >= cfg.b_threshold
+    if cfg.algorithm == "c":
+        return c >= cfg.c_threshold
+    if cfg.algorithm == "combined":
+        return combined
+    return combined if same_site else c >= cfg.c_threshold
+
+
+def reference_pairs(docs: list[RefDoc], cfg: NearDupConfig) -> dict[tuple[str, str], tuple[int, int, bool]]:
+    """(doc_id_a, doc_id_b) with a < b -> (b_similarity, c_similarity, same_site)."""
+    prints = {d.doc_id: fingerprint(d.text, d.url, d.images, k=cfg.k, wrap=cfg.wrap) for d in docs}
+    sites = {d.doc_id: site_of(host_of(d.url)) for d in docs}
+    out = {}
+    for x, y in combinations(sorted(prints), 2):
+        px, py = prints[x], prints[y]
+        if not px.n_terms or not py.n_terms:
+            continue  # a page without terms has no fingerprint: never a near-duplicate
+        b = b_similarity(px.supershingles, py.supershingles)
+        c = c_similarity(px.simhash, py.simhash)
+        same = sites[x] == sites[y] and sites[x] != ""
+        if is_near_duplicate(cfg, b, c, same):
+            out[(x, y)] = (b, c, same)
+    return out
+
+
+def reference_clusters(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, int]]:
+    """doc_id -> (cluster_id = smallest doc_id of its component, cluster_size), by union-find."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    roots = {x: find(x) for x in parent}
+    sizes: dict[str, int] = {}
+    for r in roots.values():
+        sizes[r] = sizes.get(r, 0) + 1
+    return {x: (r, sizes[r]) for x, r in roots.items()}

@@ -1,0 +1,68 @@
+"""Min-hashing and supershingles (Broder; Henzinger's Algorithm B).
+
+m = 84 min-hash functions: h_i(x) = (x XOR s_i) * a_i mod 2**64 with fixed seeded 64-bit s_i
+and odd a_i: a bijection of 64-bit words, so each h_i is a permutation of fingerprints. Two
+operations per value (fmix64 would be nine): shingle fingerprints are already mixed hashes,
+and the multiply carries every bit of x into the high bits that decide the minimum. The 84
+minvalues are split into 6 runs of 14; each run's fingerprint (a chained fmix64, seeded by
+its index) is a supershingle. B-similarity = number of positions with equal supershingles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from quiltdetect.kernel.grams import fmix64
+
+N_MINHASH = 84
+N_SUPERSHINGLES = 6
+RUN = N_MINHASH // N_SUPERSHINGLES  # 14 minvalues per supershingle
+MINHASH_SEED = 0x4E44_5550  # "NDUP"
+CHUNK = 4096  # shingles per block of the (84 x block) matrix: bounds memory for huge pages
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _seeds(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 2**64, size=n, dtype=np.uint64)
+
+
+MINHASH_SEEDS = _seeds(N_MINHASH, MINHASH_SEED)  # uint64 (84,), the s_i
+MINHASH_MULTIPLIERS = _seeds(N_MINHASH, MINHASH_SEED + 2) | np.uint64(1)  # uint64 (84,), odd a_i
+SUPERSHINGLE_SEEDS = _seeds(N_SUPERSHINGLES, MINHASH_SEED + 1)  # uint64 (6,)
+
+
+def minvalues(shingle_set: np.ndarray) -> np.ndarray:
+    """The 84 minvalues of a non-empty shingle set: uint64 (84,)."""
+    if shingle_set.shape[0] == 0:
+        raise ValueError("minvalues of an empty shingle set")
+    out = np.full(N_MINHASH, np.iinfo(np.uint64).max, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for start in range(0, shingle_set.shape[0], CHUNK):
+            block = (shingle_set[None, start : start + CHUNK] ^ MINHASH_SEEDS[:, None]) * MINHASH_MULTIPLIERS[:, None]
+            np.minimum(out, block.min(axis=1), out=out)
+    return out
+
+
+def supershingles_of(minvals: np.ndarray) -> np.ndarray:
+    """Supershingles of minvalue rows: uint64 (d, 84) -> uint64 (d, 6) (also 1-D (84,) -> (6,))."""
+    runs = minvals.reshape(*minvals.shape[:-1], N_SUPERSHINGLES, RUN)
+    with np.errstate(over="ignore"):
+        acc = fmix64(runs[..., 0] ^ SUPERSHINGLE_SEEDS)
+        for j in range(1, RUN):
+            acc = fmix64((acc * _MIX) ^ runs[..., j])
+    return acc
+
+
+def supershingles(shingle_set: np.ndarray) -> np.ndarray | None:
+    """The 6 supershingles of a page (uint64 (6,)), or None when it has no shingles."""
+    if shingle_set.shape[0] == 0:
+        return None
+    return supershingles_of(minvalues(shingle_set))
+
+
+def b_similarity(a: np.ndarray | None, b: np.ndarray | None) -> int:
+    """Number of equal supershingles (0-6); 0 when either page has none."""
+    if a is None or b is None:
+        return 0
+    return int(np.count_nonzero(np.asarray(a) == np.asarray(b)))

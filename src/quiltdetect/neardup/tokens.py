@@ -1,0 +1,91 @@
+"""Henzinger's tokens (SPEC §2): the terms both near-duplicate algorithms fingerprint.
+
+The document table already turned markup into white space (its ``text`` is the visible text,
+one line per block). What is left of Henzinger's rules: a URL written in the text is broken at
+slashes and dots into terms, and every IMG URL is one term: the whole URL when the image lives
+on another host, only its file name when it is on the page's own host (so a site's own images
+do not make its pages look alike more than a shared logo on another host would).
+Other text follows SPEC §0 (``[^\\W_]+``, lower-cased). Image terms follow the text terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+import mmh3
+import numpy as np
+
+from quiltdetect.ingest.urls import host_of
+from quiltdetect.kernel.words import WORD_RE, WORD_SEED
+
+# A URL written in running text: scheme://... or www.... up to white space.
+URL_IN_TEXT_RE = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
+URL_SPLIT_RE = re.compile(r"[/.]+")
+URL_TRAILING = ".,;:!?)]}>'\""
+MEMO_LIMIT = 2_000_000
+
+
+def url_terms(url: str) -> list[str]:
+    """A URL from the text broken at slashes and dots: ``http://a.b/c.html`` -> http:, a, b, c, html."""
+    return [part for part in URL_SPLIT_RE.split(url.lower().rstrip(URL_TRAILING)) if part]
+
+
+def text_terms(text: str | None) -> list[str]:
+    """The terms of visible text: URLs broken at slashes and dots, other words per SPEC §0."""
+    if not text:
+        return []
+    lowered = text.lower()
+    if "://" not in lowered and "www." not in lowered:  # fast path: most pages write no URL
+        return WORD_RE.findall(lowered)
+    terms: list[str] = []
+    pos = 0
+    for match in URL_IN_TEXT_RE.finditer(text):
+        terms += WORD_RE.findall(text[pos : match.start()].lower())
+        terms += url_terms(match.group(0))
+        pos = match.end()
+    terms += WORD_RE.findall(text[pos:].lower())
+    return terms
+
+
+def image_term(src: str, page_host: str) -> str | None:
+    """One IMG URL as a term: its file name on the page's own host, else the whole URL."""
+    src = (src or "").strip()
+    if not src:
+        return None
+    if page_host and host_of(src) == page_host:
+        path = urlsplit(src).path if "//" in src else src
+        name = path.rsplit("/", 1)[-1]
+        return name.lower() or None
+    return src.lower()
+
+
+def page_terms(text: str | None, url: str | None = None, images: Iterable[str] | None = None) -> list[str]:
+    """All terms of a page in order: text terms, then one term per IMG URL."""
+    terms = text_terms(text)
+    if images:
+        page_host = host_of(url)
+        terms += [t for t in (image_term(src, page_host) for src in images) if t]
+    return terms
+
+
+class _TermHashMemo(dict):
+    """term -> uint64 mmh3 hash (seed WORD_SEED, so plain words hash as in kernel.words)."""
+
+    def __missing__(self, term: str) -> int:
+        if len(self) >= MEMO_LIMIT:
+            self.clear()
+        value = mmh3.hash64(term, WORD_SEED, signed=False)[0]
+        self[term] = value
+        return value
+
+
+_MEMO = _TermHashMemo()
+
+
+def term_hashes(terms: list[str]) -> np.ndarray:
+    """64-bit hashes of terms, in order: uint64 array (n_terms,)."""
+    if not terms:
+        return np.empty(0, dtype=np.uint64)
+    return np.fromiter(map(_MEMO.__getitem__, terms), dtype=np.uint64, count=len(terms))

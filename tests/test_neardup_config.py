@@ -1,0 +1,71 @@
+"""NearDupConfig, its conf file and presets, and `neardup calibrate` (no Spark)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from quiltdetect.cli import build_parser, main
+from quiltdetect.common.config import ConfigError, JobConfig, merge_settings
+from quiltdetect.neardup.cli import neardup_config
+from quiltdetect.neardup.config import PRESETS, NearDupConfig
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_conf_file_equals_dataclass_defaults():
+    conf = yaml.safe_load((REPO / "conf" / "neardup.yaml").read_text(encoding="utf-8"))
+    own = {f.name for f in dataclasses.fields(NearDupConfig)} - {f.name for f in dataclasses.fields(JobConfig)}
+    assert set(conf) == own
+    defaults = NearDupConfig()
+    assert {k: getattr(defaults, k) for k in own} == conf
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ({"algorithm": "x"}, "--algorithm 'x'"),
+    ({"b_threshold": 7}, "--b-threshold must be at most 6"),
+    ({"c_threshold": 400}, "--c-threshold must be at most 384"),
+    ({"algorithm": "c", "c_threshold": 200}, "use >= 300"),
+    ({"k": 0}, "-k must be an integer >= 1"),
+    ({"bucket_cap": 1}, "--bucket-cap must be an integer >= 2"),
+    ({"wrap": "yes"}, "--wrap must be true or false"),
+])
+def test_bad_values_name_the_option(override, message):
+    with pytest.raises(ConfigError, match=message):
+        merge_settings(NearDupConfig, override).validate(need_io=False)
+
+
+def test_preset_then_file_then_options_then_set(tmp_path):
+    conf = tmp_path / "c.yaml"
+    conf.write_text("k: 6\nbucket_cap: 50\n")
+    args = build_parser().parse_args(["neardup", "--preset", "henzinger2006", "--config", str(conf), "-k", "7",
+                                      "--set", "bucket_cap=60", "--input", "x", "--output", "y"])
+    cfg = neardup_config(args)
+    assert (cfg.k, cfg.bucket_cap, cfg.algorithm) == (7, 60, "combined")
+    assert (cfg.b_threshold, cfg.c_threshold, cfg.combined_c_threshold) == (2, 372, 355)
+    assert PRESETS["henzinger2006"]["k"] == 8
+
+
+def test_calibrate_command_writes_thresholds(tmp_path, capsys):
+    base = " ".join(f"word{i}" for i in range(300))
+    rows = []
+    for i in range(6):
+        near = base.replace(f"word{i * 7}", "changed")
+        other = " ".join(f"other{i}x{j}" for j in range(300))
+        rows.append({"corpus": "a" if i % 2 else "b", "label": 2, "left_text": base, "right_text": near})
+        rows.append({"corpus": "a" if i % 2 else "b", "label": 0, "left_text": base, "right_text": other})
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "chosen.yaml"
+    assert main(["neardup", "calibrate", "--pairs", str(pairs), "--train-corpus", "a", "--test-corpus", "b",
+                 "--write-config", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "calibration on 6 pairs (a)" in text and "held-out pairs (b)" in text and "F1=1.000" in text
+    chosen = yaml.safe_load(out.read_text())
+    assert set(chosen) == {"k", "wrap", "b_threshold", "c_threshold", "combined_c_threshold"}
+    merge_settings(NearDupConfig, chosen).validate(need_io=False)
+    assert main(["neardup", "calibrate"]) == 2  # no --pairs: a message, not a traceback

@@ -1,0 +1,146 @@
+"""Parity: the Spark near-duplicate pairs and clusters equal the in-memory reference (SPEC §2).
+
+Corpora are random pages plus near-copies (a few words changed, inserted or dropped), exact
+copies and empty pages, on hosts of a few sites, so every algorithm has pairs on both sides
+of its thresholds. The Spark dataflow (buckets, exact verification, large-star/small-star)
+must find exactly the all-pairs reference's pairs with the same similarities, and the
+reference's union-find clusters.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import functions as F
+
+from quiltdetect.common.config import merge_settings
+from quiltdetect.ingest.urls import host_of
+from quiltdetect.neardup.clusters import connected_components
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs
+from quiltdetect.neardup.reference import RefDoc, reference_clusters, reference_pairs
+
+pytestmark = pytest.mark.spark
+
+URLS = ["http://www.a.example.com/1", "http://b.a.example.com/2", "http://other.org/x", "http://x.other.org/y",
+        "http://www.third.net/z", ""]
+IMAGES = ["http://www.a.example.com/img/logo.gif", "http://cdn.net/pixel.gif", "/rel/icon.png"]
+DOC_SCHEMA = "doc_key long, doc_id string, url string, host string, text string, images array<string>"
+
+
+def make_corpus(seed: int, n_docs: int) -> list[RefDoc]:
+    """Random pages and near-copies of them, ids in shuffled order; words and ids tagged by seed."""
+    rng = random.Random(seed)
+    vocab = [f"s{seed}w{i}" for i in range(rng.choice([8, 40, 200]))]
+    docs: list[RefDoc] = []
+    ids = rng.sample([f"{seed}/d{i:03d}" for i in range(1000)], n_docs)
+    for doc_id in ids:
+        kind = rng.choice(["random", "near", "near", "near", "copy", "empty"])
+        if kind == "empty" or not docs and kind != "random":
+            words = [] if kind == "empty" else [rng.choice(vocab) for _ in range(rng.randint(1, 80))]
+        elif kind == "random":
+            words = [rng.choice(vocab) for _ in range(rng.randint(1, 80))]
+        else:
+            words = rng.choice(docs).text.split()
+            if kind == "near":
+                words = list(words)
+                for _ in range(rng.randint(0, 4)):
+                    op, at = rng.choice("sid"), rng.randint(0, max(0, len(words) - 1))
+                    if op == "s" and words:
+                        words[at] = rng.choice(vocab)
+                    elif op == "i":
+                        words.insert(at, rng.choice(vocab))
+                    elif words:
+                        del words[at]
+        if words and rng.random() < 0.2:
+            words.insert(rng.randint(0, len(words)), "http://www.a.example.com/some/path.html")
+        images = tuple(rng.sample(IMAGES, rng.randint(0, 2)))
+        docs.append(RefDoc(doc_id, " ".join(words), rng.choice(URLS), images))
+    return docs
+
+
+def doc_table(spark, docs: list[RefDoc]):
+    rows = [(key, d.doc_id, d.url, host_of(d.url), d.text, list(d.images))
+            for key, d in enumerate(sorted(docs, key=lambda d: d.doc_id))]
+    return spark.createDataFrame(rows, DOC_SCHEMA)
+
+
+def spark_pairs_and_clusters(spark, docs, cfg):
+    table = doc_table(spark, docs)
+    counts: dict = {}
+    fps = fingerprints(table, cfg).persist()
+    pairs = near_duplicate_pairs(fps, cfg, counts).persist()
+    ids = {r["doc_key"]: r["doc_id"] for r in table.select("doc_key", "doc_id").collect()}
+    got = {(ids[r["a"]], ids[r["b"]]): (r["b_similarity"], r["c_similarity"], r["same_site"])
+           for r in pairs.collect()}
+    clusters = {ids[r["doc_key"]]: ids[r["cluster_key"]]
+                for r in connected_components(pairs.select("a", "b"), checkpoint_every=2).collect()}
+    pairs.unpersist()
+    fps.unpersist()
+    return got, clusters, counts
+
+
+PARAMETERS = [
+    dict(algorithm="b", k=3, b_threshold=1, wrap=True),
+    dict(algorithm="c", c_threshold=350),
+    dict(algorithm="combined", k=2, b_threshold=2, combined_c_threshold=330),
+    dict(algorithm="combined-sites", k=2, b_threshold=1, c_threshold=340, combined_c_threshold=300, wrap=True),
+]
+
+
+@pytest.mark.parametrize("params", PARAMETERS, ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()))
+def test_pairs_and_clusters_equal_reference(spark, params):
+    """One Spark run over 8 random corpora (sizes 2-60) with disjoint vocabularies."""
+    cfg = merge_settings(NearDupConfig, params).validate(need_io=False)
+    rng = random.Random(repr(sorted(params.items())))
+    docs = [d for seed in rng.sample(range(10**6), 8) for d in make_corpus(seed, rng.randint(2, 60))]
+    got, clusters, counts = spark_pairs_and_clusters(spark, docs, cfg)
+    expected = reference_pairs(docs, cfg)
+    assert got == expected
+    ref_clusters = reference_clusters(list(expected))
+    assert clusters == {d: c for d, (c, _) in ref_clusters.items()}
+    assert all(v == 0 for k, v in counts.items() if k.endswith("capped_buckets"))
+
+
+def test_capped_buckets_give_stars_that_keep_clusters(spark):
+    """12 copies of one page and 3 of another, cap 4: no bucket expanded, clusters intact."""
+    docs = [RefDoc(f"a{i:02d}", "the same boilerplate page text here and there") for i in range(12)]
+    docs += [RefDoc(f"b{i}", "another page entirely with its own words") for i in range(3)]
+    cfg = merge_settings(NearDupConfig, {"algorithm": "combined", "bucket_cap": 4}).validate(need_io=False)
+    got, clusters, counts = spark_pairs_and_clusters(spark, docs, cfg)
+    full = reference_pairs(docs, cfg)
+    assert counts["b_capped_buckets"] == 6  # the six supershingle buckets of the a-pages
+    assert counts["b_pairs_not_expanded"] == 6 * (66 - 11)
+    assert set(got) == {("a00", f"a{i:02d}") for i in range(1, 12)} | set(full).intersection(
+        {("b0", "b1"), ("b0", "b2"), ("b1", "b2")})
+    assert all(got[p] == full[p] for p in got)
+    assert clusters == {d: c for d, (c, _) in reference_clusters(list(full)).items()}
+
+
+@given(graphs=st.lists(st.tuples(st.integers(2, 80), st.integers(0, 10**6)), min_size=1, max_size=12))
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+def test_connected_components_equal_union_find(spark, graphs):
+    """Random graphs with long paths (many rounds) and scattered ids, several per Spark run."""
+    edges: list[tuple[int, int]] = []
+    for g, (n_nodes, seed) in enumerate(graphs):
+        rng = random.Random(seed)
+        names = [g * 10**6 + x for x in rng.sample(range(10**6), n_nodes)]
+        order = list(names)
+        rng.shuffle(order)
+        edges += [(order[i], order[i + 1]) for i in range(len(order) - 1) if rng.random() < 0.8]  # paths
+        edges += [(rng.choice(names), rng.choice(names)) for _ in range(rng.randint(0, n_nodes // 3))]
+    frame = spark.createDataFrame(edges or [(1, 1)], "a long, b long")
+    got = {r["doc_key"]: r["cluster_key"]
+           for r in connected_components(frame, checkpoint_every=2).collect()}
+    expected = reference_clusters([(f"{a:09d}", f"{b:09d}") for a, b in edges if a != b])
+    assert got == {int(x): int(c) for x, (c, _) in expected.items()}
+
+
+def test_connected_components_fail_loudly_when_capped(spark):
+    frame = spark.createDataFrame([(i, i + 1) for i in range(20)], "a long, b long").select(
+        F.col("a"), F.col("b"))
+    with pytest.raises(RuntimeError, match="did not converge"):
+        connected_components(frame, max_rounds=2)
