@@ -111,9 +111,10 @@ def _with_examples(labeled: DataFrame, docs: DataFrame) -> DataFrame:
     )
 
 
-def write_labeled(spark: SparkSession, cfg: ReuseConfig, labeled: DataFrame, docs: DataFrame) -> DataFrame:
+def write_labeled(spark: SparkSession, cfg: ReuseConfig, labeled: DataFrame, docs: DataFrame,
+                  name: str = "labeled") -> DataFrame:
     """Write labeled/ (kind, sha1 hex, occurrences, n_docs, example) and read it back for detection."""
-    path = fs.join(cfg.output, "labeled")
+    path = fs.join(cfg.output, name)
     _with_examples(labeled, docs).orderBy("kind", "sha1").write.mode("overwrite").parquet(path)
     return read_labeled(spark, path)
 
@@ -189,7 +190,8 @@ def discover(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus:
     return labeled, report
 
 
-def labeled_from_corpus(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, stop: frozenset[bytes]) -> DataFrame:
+def labeled_from_corpus(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, stop: frozenset[bytes],
+                        name: str = "labeled") -> DataFrame:
     """Step 3a: the labeled set from a named corpus (its files and its chunks of >= min chars)."""
     lcfg = copy.deepcopy(cfg)
     lcfg.inputs, lcfg.input_format = [cfg.labeled], cfg.labeled_format
@@ -200,7 +202,8 @@ def labeled_from_corpus(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetri
     with metrics.stage(spark, "label", f"hash the labeled corpus, chunks >= {cfg.min_chunk_chars} chars") as counts:
         hashes = document_hashes(ldocs, stop).persist(SPILL)
         chunks = chunk_rows(hashes)
-        labeled = write_labeled(spark, cfg, discovery.corpus_labeled(hashes, chunks, cfg.min_chunk_chars), ldocs)
+        labeled = write_labeled(spark, cfg, discovery.corpus_labeled(hashes, chunks, cfg.min_chunk_chars), ldocs,
+                                name)
         for kind, n in labeled.groupBy("kind").count().collect():
             counts[f"labeled_{kind}s"] = int(n)
         counts["short_chunks_left_out"] = chunks.where(F.col("length") < cfg.min_chunk_chars).count()
@@ -209,7 +212,7 @@ def labeled_from_corpus(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetri
 
 
 def resolve_labeled(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus: Corpus,
-                    stop: frozenset[bytes]) -> tuple[DataFrame, str, dict]:
+                    stop: frozenset[bytes], name: str = "labeled") -> tuple[DataFrame, str, dict]:
     """L for detection: a discovery output, a labeled corpus (informed) or blind discovery here."""
     if cfg.labeled is None:
         labeled, report = discover(spark, cfg, metrics, corpus)
@@ -218,7 +221,7 @@ def resolve_labeled(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, 
         raise ConfigError("--labeled must not be the --output directory")
     if fs.exists(spark, fs.join(cfg.labeled, "labeled")):
         return read_labeled(spark, fs.join(cfg.labeled, "labeled")), f"labeled set of {cfg.labeled}", {}
-    return labeled_from_corpus(spark, cfg, metrics, stop), f"informed, from the corpus {cfg.labeled}", {}
+    return labeled_from_corpus(spark, cfg, metrics, stop, name), f"informed, from the corpus {cfg.labeled}", {}
 
 
 def score_pages(labeled: DataFrame, corpus: Corpus, cfg: ReuseConfig, counts: dict) -> tuple[DataFrame, DataFrame, DataFrame]:
@@ -377,7 +380,7 @@ def run_mutate_eval(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
         sets["expert"] = expert
         sets["blind"] = blind
         if cfg.labeled is not None:
-            sets["labeled"], _, _ = resolve_labeled(spark, cfg, metrics, corpus, stop)
+            sets["labeled"], _, _ = resolve_labeled(spark, cfg, metrics, corpus, stop, "labeled_informed")
         for name, frame in sets.items():
             counts[f"L_{name}_chunks"] = frame.where(F.col("kind") == "chunk").count()
     thresholds: dict[str, tuple[float, float]] = {}
