@@ -30,7 +30,7 @@ def test_discover_detect_mutate_eval(spark, tmp_path, capsys):
     _corpus(corpus)
     disc = tmp_path / "disc"
     assert main(["reuse", "discover", "--input", str(corpus), "--output", str(disc), "--chunk-threshold", "3",
-                 *SPARK]) == 0
+                 "--file-threshold", "3", *SPARK]) == 0
     out = capsys.readouterr().out
     assert "most frequent chunks" in out and "Subscribe to the Daily Planet newsletter" in out
     top = pd.read_csv(disc / "top_chunks.tsv", sep="\t")

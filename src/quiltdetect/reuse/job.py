@@ -127,7 +127,7 @@ def read_labeled(spark: SparkSession, path: str) -> DataFrame:
 def _top_with_text(freq: DataFrame, docs: DataFrame, n: int, kind: str) -> pd.DataFrame:
     top = discovery.top_objects(freq, n)
     texts = docs.select(F.col("doc_key").alias("example_key"), "doc_id", "url", "text")
-    joined = F.broadcast(top).join(texts, on="example_key", how="left")
+    joined = texts.join(F.broadcast(top), on="example_key")
     if kind == "chunk":
         text = chunk_at(F.col("text"), F.col("example_pos"))
     else:
@@ -178,7 +178,7 @@ def discover(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus:
             if target and len(part):
                 plots.frequency_plot(part["occurrences"], part["n_objects"], threshold, kind, target,
                                      f"{kind}-level discovery: {counts[f'distinct_{kind}s']:,} distinct {kind}s, "
-                                     f"{counts[f'labeled_{kind}s']:,} labeled (after stop-chunk removal)")
+                                     f"{counts[f'labeled_{kind}s']:,} labeled (stop chunks removed)")
         for kind, freq in (("chunk", chunk_freq), ("file", file_freq)):
             top = _top_with_text(freq, corpus.docs, cfg.top_objects, kind)
             _write_tsv(spark, cfg, f"top_{kind}s.tsv", top)
@@ -425,15 +425,19 @@ def run_mutate_eval(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
 
 
 def tolerance(results: pd.DataFrame) -> pd.DataFrame:
-    """Per (labeled set, mutation): the last mutations/cpp at which page and site are still detected."""
+    """Per (labeled set, mutation): the largest mutations/cpp up to which every point is detected.
+
+    None when even the unmutated site is not detected; the paper's "handles k x cpp mutations".
+    """
     rows = []
     for (name, op), group in results.groupby(["labeled_set", "mutation"], sort=True):
         group = group.sort_values("mutations")
 
-        def last(col: str, group: pd.DataFrame = group) -> float | None:
-            ok = group[group[col]]
-            return None if ok.empty else float(ok["mutations_per_cpp"].max())
+        def until(col: str, group: pd.DataFrame = group) -> float | None:
+            ok = group[col].to_numpy(bool)
+            n = len(ok) if ok.all() else int(np.argmin(ok))
+            return None if n == 0 else float(group["mutations_per_cpp"].iloc[n - 1])
 
-        rows.append({"labeled_set": name, "mutation": op, "page_tolerates_cpp": last("page_detected"),
-                     "neighborhood_tolerates_cpp": last("neighborhood_detected")})
+        rows.append({"labeled_set": name, "mutation": op, "page_tolerates_cpp": until("page_detected"),
+                     "neighborhood_tolerates_cpp": until("neighborhood_detected")})
     return pd.DataFrame(rows)

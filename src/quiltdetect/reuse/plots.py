@@ -45,13 +45,16 @@ def badness_plot(bins: Sequence[int], counts: Sequence[int], n_bins: int, thresh
     ax.bar(left, full / total, width=1.0 / n_bins, align="edge", color="0.6", edgecolor="0.3",
            label="fraction of neighborhoods")
     ax.set_xlabel("badness (mean contains over the neighborhood's pages)")
-    ax.set_ylabel("fraction of neighborhoods")
+    ax.set_ylabel("fraction of neighborhoods (log scale)")
+    ax.set_yscale("log")  # most neighborhoods sit in the first bin; the tail is what matters
     ax.set_xlim(0, 1)
     cdf_ax = ax.twinx()
     cdf_ax.plot(np.r_[0.0, left + 1.0 / n_bins], np.r_[0.0, np.cumsum(full) / total], color="black", label="CDF")
     cdf_ax.set_ylim(0, 1.02)
     cdf_ax.set_ylabel("CDF")
     ax.axvline(threshold, color="red", linestyle=":", label=f"threshold {threshold:.3f}")
+    cdf_ax.set_zorder(ax.get_zorder() + 1)
+    cdf_ax.patch.set_visible(False)
     handles = ax.get_legend_handles_labels()
     handles2 = cdf_ax.get_legend_handles_labels()
     ax.legend(handles[0] + handles2[0], handles[1] + handles2[1], fontsize=8, loc="center right")
