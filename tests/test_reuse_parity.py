@@ -151,3 +151,6 @@ def test_informed_detection_equals_reference(spark, tmp_path):
     assert pages["c1"]["contains"] == pytest.approx(2 / 4)  # 2 labeled of 4 non-stop chunks
     hoods = {h["neighborhood"]: h for h in got["neighborhoods"]}
     assert hoods["copies.net/w/"]["bad"] and not hoods["other.org/"]["bad"]
+    members = spark.read.parquet(str(tmp_path / "out" / "bad_neighborhood_pages")).collect()
+    assert sorted(r["doc_id"] for r in members if r["neighborhood"] == "copies.net/w/") == ["c1", "c2"]
+    assert {r["neighborhood"] for r in members} == {h for h, v in hoods.items() if v["bad"]}

@@ -54,6 +54,13 @@ def mean_plus_std(frame: DataFrame, column: str) -> tuple[float | None, float | 
     return (None if row[0] is None else float(row[0]), None if row[1] is None else float(row[1]), int(row[2]))
 
 
+def neighborhood_members(pages: DataFrame, paths: DataFrame) -> DataFrame:
+    """(neighborhood, doc_key, contains, n_chunks, n_labeled_chunks): each scored page once per prefix."""
+    scored = pages.where(F.col("contains").isNotNull()).join(paths.select("doc_key", "prefixes"), on="doc_key")
+    return scored.select(F.explode("prefixes").alias("neighborhood"), "doc_key", "contains", "n_chunks",
+                         "n_labeled_chunks")
+
+
 def neighborhood_badness(pages: DataFrame, paths: DataFrame) -> DataFrame:
     """Per neighborhood (URL-path prefix): pages, chunks, bad chunks, badness = mean contains.
 
@@ -61,11 +68,7 @@ def neighborhood_badness(pages: DataFrame, paths: DataFrame) -> DataFrame:
     is the paper's parallelism over distinct neighborhoods. ``chunk_ratio`` is the ratio over
     the neighborhood's pooled chunk vector (§3.3's contains(L_c, N)), kept beside it.
     """
-    scored = pages.where(F.col("contains").isNotNull()).join(paths.select("doc_key", "prefixes"), on="doc_key")
-    exploded = scored.select(
-        F.explode("prefixes").alias("neighborhood"), "contains", "n_chunks", "n_labeled_chunks"
-    )
-    return exploded.groupBy("neighborhood").agg(
+    return neighborhood_members(pages, paths).groupBy("neighborhood").agg(
         F.count(F.lit(1)).alias("n_pages"),
         F.sum("n_chunks").alias("n_chunks"),
         F.sum("n_labeled_chunks").alias("bad_chunks"),

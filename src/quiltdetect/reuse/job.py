@@ -32,6 +32,7 @@ from quiltdetect.reuse.detection import (
     match_files,
     mean_plus_std,
     neighborhood_badness,
+    neighborhood_members,
     page_contains,
 )
 from quiltdetect.reuse.hashing import chunk_at, chunk_rows, document_hashes, page_paths
@@ -288,6 +289,11 @@ def detect(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus: C
          .write.mode("overwrite").parquet(fs.join(cfg.output, "neighborhoods")))
         written = spark.read.parquet(fs.join(cfg.output, "neighborhoods"))
         counts["bad_neighborhoods"] = written.where("bad").count()
+        members = neighborhood_members(pages, corpus.paths).join(
+            written.where("bad").select("neighborhood"), on="neighborhood", how="left_semi")
+        (members.join(names, on="doc_key")
+         .select("neighborhood", "doc_id", "url", "n_chunks", "n_labeled_chunks", "contains")
+         .orderBy("neighborhood", "doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "bad_neighborhood_pages")))
         report["top_neighborhoods"] = [r.asDict() for r in written.where("bad").orderBy(
             F.desc("bad_chunks"), F.desc("badness"), "neighborhood").limit(cfg.top).collect()]
         hist = pd.DataFrame([r.asDict() for r in badness_histogram(written).collect()], columns=["bin", "n_neighborhoods"])
