@@ -72,6 +72,7 @@ def _run(spark, tmp: Path, rows: list[dict], **params) -> dict:
     if (tmp / "out" / "frequency").exists():
         out["frequency"] = read("frequency")
     out["report"] = result.report
+    out["metrics"] = result.metrics.stages
     return out
 
 
@@ -105,8 +106,10 @@ def _compare_detection(got: dict, ref: dict) -> None:
 @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 def test_blind_discovery_and_detection_equal_reference(spark, tmp_path_factory, rows):
     tmp = tmp_path_factory.mktemp("reuse_parity")
-    params = {"chunk_threshold": 1, "file_threshold": 1, "max_component_repeats": 2, "max_prefix_depth": 6}
+    params = {"chunk_threshold": 1, "file_threshold": 1, "max_component_repeats": 2, "max_prefix_depth": 6,
+              "broadcast_labeled_rows": 0}  # the shuffle join; the informed test below broadcasts
     got = _run(spark, tmp, rows, **params)
+    assert got["metrics"]["match"]["join"] == "shuffle"
     stop = set(builtin_stop_chunks())
     kept, removed = ref_clean(_ref_docs(rows), 2, 6)
     assert {r["doc_id"]: r["reason"] for r in got["recursion_errors"]} == removed
