@@ -9,7 +9,7 @@ import pytest
 
 from quiltdetect.cli import main
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SPARK = ["--set", "spark.master=local[2]", "--set", "spark.sql.shuffle.partitions=4"]
 
@@ -59,8 +59,3 @@ def test_discover_detect_mutate_eval(spark, tmp_path, capsys):
     assert (start["page_badness"] == 1.0).all()
     assert (mut / "mutate_add.png").exists() and not (mut / "mutate_delete.png").exists()
 
-
-def test_bad_option_is_a_config_error(tmp_path, capsys):
-    assert main(["reuse", "detect", "--input", str(tmp_path), "--output", str(tmp_path / "o"),
-                 "--badness-threshold", "3"]) == 2
-    assert "--badness-threshold" in capsys.readouterr().err

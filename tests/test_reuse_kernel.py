@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from quiltdetect.cli import main
 from quiltdetect.common.config import ConfigError, merge_settings, read_yaml
 from quiltdetect.reuse.chunks import (
     builtin_stop_chunks,
@@ -131,3 +132,9 @@ def test_config_validation_names_the_option():
     with pytest.raises(ConfigError, match="--site"):
         ReuseConfig(inputs=["x"], output="y").validate(need_site=True)
     assert ReuseConfig(inputs=["x"], output="y", site="h.org").validate(need_site=True).site == "h.org/"
+
+
+def test_bad_option_is_a_config_error_before_spark_starts(tmp_path, capsys):
+    assert main(["reuse", "detect", "--input", str(tmp_path), "--output", str(tmp_path / "o"),
+                 "--badness-threshold", "3"]) == 2
+    assert "--badness-threshold" in capsys.readouterr().err
