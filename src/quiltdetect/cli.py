@@ -16,6 +16,7 @@ from quiltdetect import __version__
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
 from quiltdetect.neardup import cli as neardup_cli
 from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
+from quiltdetect.reuse import cli as reuse_cli
 
 log = logging.getLogger("quiltdetect")
 T = TypeVar("T")
@@ -97,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where to write (default ./quiltdetect-demo, replaced if present)")
     demo.add_argument("--sample", metavar="DIR", help="sample directory (default: the bundled data/sample)")
 
+    reuse_cli.add_parser(sub)
+
     make = sub.add_parser("make-corpus", help="generate a test corpus from real prose (see data/sample/README.md)",
                           add_help=False)
     make.add_argument("rest", nargs=argparse.REMAINDER)
@@ -148,6 +151,8 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
             return run_quilts(quilt_config(args), local=local)
         if args.command == "neardup":
             return neardup_cli.run(args, local=local)
+        if args.command == "reuse":
+            return reuse_cli.run(args, local=local)
         if args.command == "demo":
             sample = Path(args.sample) if args.sample else bundled_sample()
             cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True})
