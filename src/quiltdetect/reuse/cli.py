@@ -114,11 +114,15 @@ def format_summary(result: Any, cfg: ReuseConfig) -> str:
         lines.append(f"top partial targets (contains > {report['page_threshold']:.3f}):")
         for r in report["top_pages"]:
             lines.append(f"  {r['contains']:.3f}  {r['n_labeled_chunks']:>4}/{r['n_chunks']:<4}  {r['url']}")
+        if not report["top_pages"]:
+            lines.append("  (none)")
     if report.get("top_neighborhoods") is not None:
         lines.append(f"top bad neighborhoods by bad chunks (badness > {report['badness_threshold']:.3f}):")
         for r in report["top_neighborhoods"]:
             lines.append(f"  {r['badness']:.3f}  {r['bad_chunks']:>6,} bad chunks  {r['n_pages']:>5,} pages  "
                          f"{r['neighborhood']}")
+        if not report["top_neighborhoods"]:
+            lines.append("  (none)")
     if report.get("tolerance") is not None:
         lines.append(f"mutations tolerated on {cfg.site} (mutations per page / cpp, cpp = {report['cpp']:.1f}):")
         for r in report["tolerance"].itertuples():
