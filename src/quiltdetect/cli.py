@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from quiltdetect import __version__
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.mwo import cli as mwo_cli
 from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
 
 log = logging.getLogger("quiltdetect")
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where to write (default ./quiltdetect-demo, replaced if present)")
     demo.add_argument("--sample", metavar="DIR", help="sample directory (default: the bundled data/sample)")
 
+    mwo_cli.add_parser(sub)
     make = sub.add_parser("make-corpus", help="generate a test corpus from real prose (see data/sample/README.md)",
                           add_help=False)
     make.add_argument("rest", nargs=argparse.REMAINDER)
@@ -141,6 +143,8 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
     try:
         if args.command == "quilts":
             return run_quilts(quilt_config(args), local=local)
+        if args.command == "mwo":
+            return mwo_cli.run(args, local=local)
         if args.command == "demo":
             sample = Path(args.sample) if args.sample else bundled_sample()
             cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True})
