@@ -88,25 +88,10 @@ class MwoIndex:
         self.post_row = np.searchsorted(self.doc_keys, postings.column("doc_key").to_numpy()[by_term]).astype(np.int64)
         self.post_rem = postings.column("rem").to_numpy().astype(np.float64)[by_term]
         self.post_weight = postings.column("weight").to_numpy().astype(np.float64)[by_term]
-        self.unstored = self._unstored_weights()
         n_terms = max(len(self.term_ids), int(self.ids.max()) + 1 if len(self.ids) else 0)
         # postings of term i are post_*[term_start[i]:term_start[i + 1]]
         self.term_start = np.searchsorted(self.post_term, np.arange(n_terms + 1)).astype(np.int64)
         self._dense = np.zeros(n_terms, dtype=np.float64)  # the query's weights by term id, reset after use
-
-    def _unstored_weights(self) -> np.ndarray:
-        """float64 [n]: each record's weight beyond its postings (positions with rem < threshold)."""
-        n = len(self.doc_ids)
-        if not len(self.weights):
-            return np.zeros(n, dtype=np.float64)
-        segment = np.repeat(np.arange(n), np.diff(self.offsets))
-        csum = np.cumsum(self.weights)
-        ends = csum[self.offsets[1:] - 1][segment]  # cumulative weight at each record's last term
-        rem = ends - csum + self.weights
-        rem = np.where(rem >= self.threshold - EPS, 0.0, rem)
-        unstored = np.zeros(n, dtype=np.float64)
-        np.maximum.at(unstored, segment, rem)
-        return unstored
 
     def __len__(self) -> int:
         return len(self.doc_ids)
@@ -148,10 +133,12 @@ class MwoIndex:
             if term < 0:
                 continue
             lo, hi = self.term_start[term], self.term_start[term + 1]
-            rows.append(self.post_row[lo:hi])
-            hit_pos.append(np.full(hi - lo, p, dtype=np.int64))
-            hit_w.append(self.post_weight[lo:hi])
-            hit_rem.append(self.post_rem[lo:hi])
+            both = self.post_rem[lo:hi] >= t - EPS  # the term is in the other record's prefix at t too
+            hit = self.post_row[lo:hi][both]
+            rows.append(hit)
+            hit_pos.append(np.full(len(hit), p, dtype=np.int64))
+            hit_w.append(self.post_weight[lo:hi][both])
+            hit_rem.append(self.post_rem[lo:hi][both])
         result = QueryResult(page, t, len(ids), n_prefix, 0, 0)
         if rows:
             row, pos = np.concatenate(rows), np.concatenate(hit_pos)
@@ -159,24 +146,14 @@ class MwoIndex:
             if exclude_row is not None:
                 mask = row != exclude_row
                 row, pos, w_s, rem_s = row[mask], pos[mask], w_s[mask], rem_s[mask]
-            both = rem_s >= t - EPS  # the term is in the other record's prefix at t too
-            cand, inverse = np.unique(row[both], return_inverse=True)
+            cand, inverse = np.unique(row, return_inverse=True)
             result.after_prefix = len(cand)
-            # bound 1: overlap of the terms in both prefixes + the smaller weight left after the last
-            b_pos, b_w, b_rem = pos[both], w_s[both], rem_s[both]
-            overlap = np.bincount(inverse, weights=np.minimum(weights[b_pos], b_w), minlength=len(cand))
-            _, from_end = np.unique(row[both][::-1], return_index=True)
-            last = len(b_pos) - 1 - from_end  # hits come in prefix order
-            after = np.minimum(rem_r[b_pos[last]] - weights[b_pos[last]], b_rem[last] - b_w[last])
-            # bound 2: overlap of r's prefix with all of s's stored postings + what is not stored
-            # of s + r's weight beyond its prefix
-            at = np.minimum(np.searchsorted(cand, row), max(len(cand) - 1, 0))
-            found = cand[at] == row if len(cand) else np.zeros(len(row), dtype=bool)
-            overlap_all = np.bincount(at[found], weights=np.minimum(weights[pos[found]], w_s[found]),
-                                      minlength=len(cand))
-            r_beyond = rem_r[n_prefix] if n_prefix < len(rem_r) else 0.0
-            bound = np.minimum(overlap + after, overlap_all + self.unstored[cand] + r_beyond)
-            survivors = cand[bound >= t - EPS]
+            # overlap of the terms in both prefixes + the smaller weight left after the last of them
+            overlap = np.bincount(inverse, weights=np.minimum(weights[pos], w_s), minlength=len(cand))
+            _, from_end = np.unique(row[::-1], return_index=True)
+            last = len(row) - 1 - from_end  # hits come in prefix order
+            after = np.minimum(rem_r[pos[last]] - weights[pos[last]], rem_s[last] - w_s[last])
+            survivors = cand[overlap + after >= t - EPS]
             result.after_positional = len(survivors)
             matches = []
             for s in survivors[self.approximate_mwo(ids, weights, survivors) >= t - EPS].tolist():
