@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from quiltdetect import __version__
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.mwo import cli as mwo_cli
 from quiltdetect.neardup import cli as neardup_cli
 from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
 from quiltdetect.reuse import cli as reuse_cli
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--sample", metavar="DIR", help="sample directory (default: the bundled data/sample)")
 
     reuse_cli.add_parser(sub)
+    mwo_cli.add_parser(sub)
 
     make = sub.add_parser("make-corpus", help="generate a test corpus from real prose (see data/sample/README.md)",
                           add_help=False)
@@ -153,6 +155,8 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
             return neardup_cli.run(args, local=local)
         if args.command == "reuse":
             return reuse_cli.run(args, local=local)
+        if args.command == "mwo":
+            return mwo_cli.run(args, local=local)
         if args.command == "demo":
             sample = Path(args.sample) if args.sample else bundled_sample()
             cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True})

@@ -1,0 +1,80 @@
+"""``quiltdetect mwo index|query|join``: the MWO near-duplicate commands (SPEC §5)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+
+from quiltdetect.mwo.config import MwoConfig
+
+MWO_OPTIONS = ("t", "min_weight_ratio", "index_threshold", "top")
+
+
+def _add_job_options(parser: argparse.ArgumentParser) -> None:
+    from quiltdetect.cli import add_io_options
+
+    add_io_options(parser)
+    parser.add_argument("--min-weight-ratio", type=float,
+                        help="dynamic threshold: drop terms below this fraction of the mean term weight (default 0)")
+    parser.add_argument("--index-threshold", type=float,
+                        help="keep prefix postings for queries with t >= this (default 0.1)")
+    parser.add_argument("--top", type=int, help="pairs shown in the summary (default 10)")
+
+
+def add_parser(subparsers) -> None:
+    """Register ``mwo`` with its three actions."""
+    mwo = subparsers.add_parser("mwo", help="near-duplicates by minimum weight overlap (Das, Mathew, Vijayaraghavan)")
+    actions = mwo.add_subparsers(dest="mwo_command", required=True, metavar="ACTION")
+    index = actions.add_parser("index", help="render every page into its weighted record and write the index")
+    _add_job_options(index)
+    join = actions.add_parser("join", help="all pairs with MWO >= t on Spark (the output is also an index)")
+    _add_job_options(join)
+    join.add_argument("-t", type=float, help="near-duplicates have MWO >= t (default 0.5)")
+    query = actions.add_parser("query", help="the near-duplicates of one page in an index, ranked by MWO")
+    query.add_argument("--index", required=True, metavar="DIR", help="an index written by `mwo index` (local)")
+    query.add_argument("--page", action="append", default=[], metavar="FILE_OR_URL",
+                       help="an HTML file, or a URL / doc_id in the index; repeatable; '-' reads one per line from stdin")
+    query.add_argument("--url", default="", help="the URL of an HTML --page file (URL terms, same-site anchors)")
+    query.add_argument("-t", type=float, default=0.5, help="near-duplicates have MWO >= t (default 0.5)")
+    query.add_argument("--top", type=int, default=20, help="matches shown per page (default 20, 0 = all)")
+    query.add_argument("--json", action="store_true", help="print one JSON object per query instead of text")
+
+
+def _query(args: argparse.Namespace) -> int:
+    from quiltdetect.mwo.query import MwoIndex, format_result
+
+    started = time.perf_counter()
+    index = MwoIndex(args.index)
+    loaded = time.perf_counter() - started
+    if not args.json:
+        print(f"index {args.index}: {len(index)} records, {len(index.post_term)} postings,"
+              f" loaded in {loaded:.2f}s", flush=True)
+    pages = [p for item in args.page for p in ([ln.strip() for ln in sys.stdin if ln.strip()] if item == "-" else [item])]
+    if not pages:
+        print("quiltdetect: error: give --page FILE_OR_URL (repeatable, '-' for stdin)", file=sys.stderr)
+        return 2
+    for page in pages:
+        result = index.query(page, args.t, url=args.url)
+        if args.json:
+            print(json.dumps(asdict(result), ensure_ascii=False), flush=True)
+        else:
+            print(format_result(result, args.top), flush=True)
+    return 0
+
+
+def run(args: argparse.Namespace, *, local: bool) -> int:
+    """Run ``mwo index``, ``mwo join`` or ``mwo query`` from parsed arguments."""
+    if args.mwo_command == "query":
+        return _query(args)
+    from quiltdetect.cli import config_from_args, start_job
+    from quiltdetect.mwo import job
+
+    cfg = config_from_args(MwoConfig, args, MWO_OPTIONS).validate()
+    is_join = args.mwo_command == "join"
+    spark = start_job(f"quiltdetect-mwo-{args.mwo_command}", cfg, local=local)
+    result = job.run(spark, cfg, join=is_join)
+    print(job.format_summary(result, cfg, join=is_join), flush=True)
+    return 0

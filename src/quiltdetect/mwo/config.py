@@ -1,0 +1,38 @@
+"""MwoConfig: every setting of the MWO index and self-join (SPEC §5), defaults in conf/mwo.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from quiltdetect.common.config import ConfigError, JobConfig, check_int
+
+__all__ = ["MwoConfig"]
+
+
+def _check_fraction(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        flag = "-t" if name == "t" else "--" + name.replace("_", "-")
+        raise ConfigError(f"{flag} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+@dataclass
+class MwoConfig(JobConfig):
+    """Parameters of ``mwo index`` and ``mwo join``, plus I/O."""
+
+    t: float = 0.5  # near-duplicates have MWO >= t (join)
+    min_weight_ratio: float = 0.0  # dynamic threshold: drop terms below this fraction of the mean weight
+    index_threshold: float = 0.1  # the index keeps prefix postings for every query t >= this
+    top: int = 10  # pairs shown in the end-of-run summary
+
+    def validate(self, *, need_io: bool = True) -> MwoConfig:
+        """Fail with a message naming the option when a value cannot work."""
+        self.validate_io(need_io=need_io)
+        self.t = _check_fraction("t", self.t)
+        self.index_threshold = _check_fraction("index_threshold", self.index_threshold)
+        if isinstance(self.min_weight_ratio, bool) or not isinstance(self.min_weight_ratio, (int, float)) \
+                or self.min_weight_ratio < 0:
+            raise ConfigError(f"--min-weight-ratio must be a number >= 0, got {self.min_weight_ratio!r}")
+        self.min_weight_ratio = float(self.min_weight_ratio)
+        check_int("top", self.top, 0)
+        return self

@@ -1,0 +1,167 @@
+"""Rendering (the paper's phase 1): a page's fields -> its weighted term record.
+
+Tag removal is done by the foundation's HTML extraction; here each field is tokenised
+(SPEC §0 words), stop words are removed (the ``stopwords`` package's English list, the
+175 words of the Snowball list) and
+the rest stemmed (Snowball English, ``snowballstemmer``); both ship their data inside the
+package, so nothing is fetched at run time. A term's weight sums its occurrences times
+the field weight of Table 1, the record is normalised by its total weight, and the
+dynamic threshold drops terms lighter than ``min_weight_ratio`` times the mean term weight
+(the paper names the step but does not define it; 0 keeps every term).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import snowballstemmer
+from stopwords import get_stopwords
+
+from quiltdetect.ingest.html import HtmlFields
+from quiltdetect.ingest.urls import domain_of, host_of
+from quiltdetect.kernel.words import words
+
+# Table 1 of the paper: the weight of one occurrence of a term in each field.
+FIELD_WEIGHTS: dict[str, float] = {
+    "url": 2.0,
+    "heading": 2.0,
+    "title": 2.0,
+    "anchor_same_site": 1.0,
+    "anchor_other_site": 0.5,
+    "meta_keywords": 3.0,
+    "meta_description": 3.0,
+    "text": 1.0,
+}
+STEM_MEMO_LIMIT = 1_000_000  # distinct words whose stem is memoised per process
+
+
+@dataclass(frozen=True)
+class PageFields:
+    """The fields of one page that rendering weighs (the document table's columns)."""
+
+    url: str = ""
+    title: str = ""
+    headings: Sequence[str] = field(default_factory=tuple)
+    anchors: Sequence[tuple[str, str]] = field(default_factory=tuple)  # (text, absolute href)
+    meta_keywords: str = ""
+    meta_description: str = ""
+    text: str = ""
+
+    @classmethod
+    def from_html(cls, fields: HtmlFields, url: str = "") -> PageFields:
+        """The fields :func:`quiltdetect.ingest.html.extract` found, with the page URL."""
+        return cls(url=url or "", title=fields.title, headings=tuple(fields.headings),
+                   anchors=tuple(fields.anchors), meta_keywords=fields.meta_keywords,
+                   meta_description=fields.meta_description, text=fields.text)
+
+
+@lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """The English stop words as the tokeniser sees them: "don't" gives "don" and "t"."""
+    return frozenset(w for s in get_stopwords("english") for w in words(s))
+
+
+class _StemMemo(dict):
+    """word -> Snowball English stem, computed on first use."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stemmer = snowballstemmer.stemmer("english")
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= STEM_MEMO_LIMIT:
+            self.clear()
+        stem = self.stemmer.stemWord(word)
+        self[word] = stem
+        return stem
+
+
+_STEMS = _StemMemo()
+
+
+def terms(text: str | None) -> list[str]:
+    """The terms of ``text``: words minus stop words, stemmed, in order of occurrence."""
+    stops = stop_words()
+    return [_STEMS[w] for w in words(text) if w not in stops]
+
+
+def anchor_is_same_site(href: str, page_domain: str) -> bool:
+    """An anchor points to the page's own site when its registered domain is the page's.
+
+    A target without a host (a relative link left unresolved because the page URL is
+    unknown) is on the same site by construction.
+    """
+    target = domain_of(host_of(href))
+    return not target or target == page_domain
+
+
+def term_weights(page: PageFields) -> dict[str, float]:
+    """Raw weight W_x of every term: occurrences times the field weight, summed over fields."""
+    weights: dict[str, float] = {}
+
+    def add(text: str | None, weight: float) -> None:
+        for term in terms(text):
+            weights[term] = weights.get(term, 0.0) + weight
+
+    add(page.url, FIELD_WEIGHTS["url"])
+    add(page.title, FIELD_WEIGHTS["title"])
+    for heading in page.headings or ():
+        add(heading, FIELD_WEIGHTS["heading"])
+    page_domain = domain_of(host_of(page.url))
+    for text, href in page.anchors or ():
+        same = anchor_is_same_site(href or "", page_domain)
+        add(text, FIELD_WEIGHTS["anchor_same_site" if same else "anchor_other_site"])
+    add(page.meta_keywords, FIELD_WEIGHTS["meta_keywords"])
+    add(page.meta_description, FIELD_WEIGHTS["meta_description"])
+    add(page.text, FIELD_WEIGHTS["text"])
+    return weights
+
+
+def normalise(weights: dict[str, float], min_weight_ratio: float = 0.0) -> tuple[list[str], np.ndarray]:
+    """(terms sorted by code point, float64 weights summing to 1) after the dynamic threshold.
+
+    Weights are divided by the record's total weight W_r; terms whose normalised weight is
+    below ``min_weight_ratio / |F|`` (a fraction of the mean) are dropped and the rest
+    renormalised, so every record's weights sum to 1 and MWO stays in [0, 1].
+    """
+    if not weights:
+        return [], np.zeros(0, dtype=np.float64)
+    names = sorted(weights)
+    raw = [weights[n] for n in names]
+    if min_weight_ratio > 0.0:
+        total = math.fsum(raw)
+        cut = min_weight_ratio / len(names)
+        kept = [(n, w) for n, w in zip(names, raw, strict=True) if w / total >= cut]
+        names, raw = [n for n, _ in kept], [w for _, w in kept]
+    total = math.fsum(raw)
+    return names, np.asarray(raw, dtype=np.float64) / total
+
+
+def render(page: PageFields, min_weight_ratio: float = 0.0) -> tuple[list[str], np.ndarray]:
+    """A page's weighted term record: (terms, normalised float64 weights), terms sorted."""
+    return normalise(term_weights(page), min_weight_ratio)
+
+
+def render_text(text: str | None, min_weight_ratio: float = 0.0) -> tuple[list[str], np.ndarray]:
+    """The record of a plain text (main content only, weight 1 per occurrence)."""
+    return render(PageFields(text=text or ""), min_weight_ratio)
+
+
+def render_rows(rows: Iterable[dict], min_weight_ratio: float = 0.0) -> Iterable[tuple[list[str], np.ndarray]]:
+    """Records of document-table rows (dicts with the table's column names)."""
+    for row in rows:
+        anchors = row.get("anchors")
+        page = PageFields(
+            url=row.get("url") or "",
+            title=row.get("title") or "",
+            headings=tuple(h for h in (row.get("headings") if row.get("headings") is not None else ()) if h),
+            anchors=tuple((a["text"] or "", a["href"] or "") for a in (anchors if anchors is not None else ())),
+            meta_keywords=row.get("meta_keywords") or "",
+            meta_description=row.get("meta_description") or "",
+            text=row.get("text") or "",
+        )
+        yield render(page, min_weight_ratio)

@@ -1,0 +1,182 @@
+"""MWO kernels without Spark: rendering (Table 1 weights), the lossless filters, the config."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quiltdetect.common.config import ConfigError, merge_settings
+from quiltdetect.mwo.config import MwoConfig
+from quiltdetect.mwo.filtering import (
+    EPS,
+    mwo,
+    paper_prefix_length,
+    positional_bound,
+    prefix_length,
+    suffix_weights,
+)
+from quiltdetect.mwo.reference import brute_force_pairs, mwo_of
+from quiltdetect.mwo.rendering import (
+    PageFields,
+    normalise,
+    render,
+    render_rows,
+    term_weights,
+    terms,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_terms_drop_stop_words_and_stem():
+    assert terms("The pages were RUNNING over the duplicates_ and 東京") == ["page", "run", "duplic", "東京"]
+
+
+def test_table_1_field_weights():
+    page = PageFields(
+        url="http://www.shop.example.com/bikes",
+        title="Bike",
+        headings=("bikes",),
+        anchors=(("bike", "http://shop.example.com/x"), ("bike", "http://other.org/"), ("wheel", "/rel")),
+        meta_keywords="bike",
+        meta_description="wheels",
+        text="bike wheel",
+    )
+    w = term_weights(page)
+    # url 2 + title 2 + heading 2 + same-site anchor 1 + other-site anchor 0.5 + keywords 3 + text 1
+    assert w["bike"] == pytest.approx(11.5)
+    # relative anchor (same site by construction) 1 + description 3 + text 1
+    assert w["wheel"] == pytest.approx(5.0)
+    assert w["shop"] == w["exampl"] == w["http"] == w["www"] == pytest.approx(2.0)
+    names, weights = render(page)
+    assert names == sorted(w)
+    assert math.fsum(weights) == pytest.approx(1.0)
+    total = sum(w.values())
+    assert dict(zip(names, weights, strict=True))["bike"] == pytest.approx(11.5 / total)
+
+
+def test_anchor_site_compares_registered_domains():
+    page = PageFields(url="http://a.example.co.uk/", anchors=(("x", "http://b.example.co.uk/"), ("y", "http://x.co.uk/")))
+    w = term_weights(page)
+    assert w["x"] == 1.0 and w["y"] == 0.5
+
+
+def test_dynamic_threshold_drops_light_terms_and_renormalises():
+    names, weights = normalise({"a": 10.0, "b": 1.0, "c": 9.0}, min_weight_ratio=0.5)
+    # mean normalised weight 1/3; cut 1/6: b (0.05) goes, a and c are renormalised
+    assert names == ["a", "c"]
+    assert weights.tolist() == pytest.approx([10 / 19, 9 / 19])
+    assert normalise({"a": 1.0, "b": 1.0}, 0.0)[0] == ["a", "b"]
+    assert normalise({}, 0.5)[0] == []
+
+
+def test_render_rows_reads_document_table_columns():
+    row = {"url": "http://e.com/", "title": None, "headings": np.array(["Kettle"]),
+           "anchors": np.array([{"text": "kettle", "href": "http://f.com/"}]), "meta_keywords": None,
+           "meta_description": "", "text": "kettle"}
+    (names, weights), = render_rows([row])
+    assert dict(zip(names, weights, strict=True))["kettl"] == pytest.approx(3.5 / 9.5)  # url terms http, e, com weigh 2 each
+
+
+def test_prefix_and_suffix_weights():
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+    assert suffix_weights(w).tolist() == pytest.approx([1.0, 0.9, 0.7, 0.4])
+    assert prefix_length(w, 0.5) == 3  # rem(2)=0.7 >= 0.5 > rem(3)=0.4
+    assert prefix_length(w, 1.0) == 1
+    assert prefix_length(w, 0.0) == 4
+    assert paper_prefix_length(10, 0.5) == 6 and paper_prefix_length(1, 0.0) == 1
+
+
+def test_mwo_is_the_sum_of_smaller_weights():
+    ids_a, w_a = np.array([1, 3, 5]), np.array([0.2, 0.3, 0.5])
+    ids_b, w_b = np.array([3, 5, 7]), np.array([0.6, 0.1, 0.3])
+    assert mwo(ids_a, w_a, ids_b, w_b) == pytest.approx(0.3 + 0.1)
+    assert mwo(ids_a, w_a, ids_a, w_a) == pytest.approx(1.0)
+    assert mwo(ids_a, w_a, np.array([2]), np.array([1.0])) == 0.0
+
+
+@st.composite
+def weighted_corpus(draw):
+    """Records over a small vocabulary, some of them perturbed copies of others."""
+    vocab = [f"w{i}" for i in range(draw(st.integers(2, 14)))]
+    records: dict[str, dict[str, float]] = {}
+    for i in range(draw(st.integers(2, 10))):
+        if records and draw(st.booleans()):
+            base = dict(records[draw(st.sampled_from(sorted(records)))])
+            for term in draw(st.lists(st.sampled_from(vocab), max_size=3)):
+                base[term] = base.get(term, 0.0) + draw(st.sampled_from([0.5, 1.0, 2.0, 3.0]))
+        else:
+            chosen = draw(st.lists(st.sampled_from(vocab), min_size=1, max_size=len(vocab), unique=True))
+            base = {x: draw(st.sampled_from([0.5, 1.0, 2.0, 3.0, 4.5])) for x in chosen}
+        names, weights = normalise(base)
+        records[f"d{i}"] = dict(zip(names, weights.tolist(), strict=True))
+    return records
+
+
+def canonical(records: dict[str, dict[str, float]]) -> tuple[dict[str, int], dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Global order by increasing document frequency, ties by term; canonical records."""
+    df: dict[str, int] = {}
+    for rec in records.values():
+        for x in rec:
+            df[x] = df.get(x, 0) + 1
+    order = {x: i for i, x in enumerate(sorted(df, key=lambda x: (df[x], x)))}
+    canon = {}
+    for d, rec in records.items():
+        pairs = sorted((order[x], w) for x, w in rec.items())
+        canon[d] = (np.array([p for p, _ in pairs], dtype=np.int64), np.array([w for _, w in pairs]))
+    return order, canon
+
+
+@settings(max_examples=300, deadline=None)
+@given(weighted_corpus(), st.sampled_from([0.0, 0.1, 0.25, 0.3, 0.5, 0.6, 0.75, 0.9, 1.0]))
+def test_filters_never_drop_a_pair_that_brute_force_accepts(records, t):
+    _, canon = canonical(records)
+    truth = brute_force_pairs(records, t)
+    ids = sorted(records)
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            (ia, wa), (ib, wb) = canon[a], canon[b]
+            value = mwo(ia, wa, ib, wb)
+            assert value == mwo_of(records[a], records[b])  # exact rounding: bit for bit
+            shared_prefix = set(ia[: prefix_length(wa, t)].tolist()) & set(ib[: prefix_length(wb, t)].tolist())
+            if shared_prefix:
+                assert positional_bound(ia, wa, ib, wb, t) >= value - EPS  # the bound is an upper bound
+            if (a, b) in truth:
+                assert shared_prefix, (a, b, t)
+                assert positional_bound(ia, wa, ib, wb, t) >= t - EPS
+
+
+def test_paper_count_prefix_is_lossy_for_mwo():
+    """Why the shipped filters bound weights: the paper's count prefix drops a true pair."""
+    # r: nine rare light terms and one heavy common term h; s shares only h (last in the order)
+    r = {f"a{i}": 0.02 for i in range(9)} | {"h": 0.82}
+    records = {"r": r, "s": {"h": 0.9, "z": 0.1}}
+    _, canon = canonical(records)
+    (ir, wr), (is_, ws) = canon["r"], canon["s"]
+    t = 0.5
+    assert mwo(ir, wr, is_, ws) >= t
+    n_r, n_s = paper_prefix_length(len(ir), t), paper_prefix_length(len(is_), t)
+    assert not set(ir[:n_r].tolist()) & set(is_[:n_s].tolist())  # paper: pair lost
+    assert set(ir[: prefix_length(wr, t)].tolist()) & set(is_[: prefix_length(ws, t)].tolist())  # ours: kept
+
+
+def test_conf_file_equals_dataclass_defaults():
+    conf = yaml.safe_load((REPO / "conf" / "mwo.yaml").read_text())
+    defaults = {f.name: f.default for f in dataclasses.fields(MwoConfig) if f.name in conf}
+    assert set(conf) == {"t", "min_weight_ratio", "index_threshold", "top"}
+    assert conf == defaults
+
+
+@pytest.mark.parametrize("key,value", [("t", 1.5), ("t", "x"), ("index_threshold", -0.1),
+                                       ("min_weight_ratio", -1), ("top", -1)])
+def test_bad_options_name_themselves(key, value):
+    cfg = merge_settings(MwoConfig, {"inputs": ["x"], "output": "y", key: value})
+    with pytest.raises(ConfigError, match=key.replace("_", "-") if key != "t" else "-t"):
+        cfg.validate()
