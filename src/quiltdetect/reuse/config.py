@@ -35,7 +35,7 @@ class ReuseConfig(JobConfig):
     min_chunk_chars: int = 100  # labeled-corpus chunks shorter than this are left out
     partial_threshold: float | None = None  # contains > this is a partial target; None: mean + std
     badness_threshold: float | None = None  # badness > this is bad; None: mean + std of neighborhoods
-    broadcast_labeled_rows: int = 2_000_000  # broadcast-join the labeled set up to this size
+    broadcast_labeled_rows: int = 2_000_000  # broadcast-join the labeled set up to this size; 0: never
     # cleaning (step 0): recursion errors
     max_component_repeats: int = 3  # a path component occurring more often is a recursion error
     max_prefix_depth: int = 96  # deeper neighborhoods (host = 1) are recursion errors (appendix A)

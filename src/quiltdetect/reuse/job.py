@@ -228,7 +228,7 @@ def resolve_labeled(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, 
 def score_pages(labeled: DataFrame, corpus: Corpus, cfg: ReuseConfig, counts: dict) -> tuple[DataFrame, DataFrame, DataFrame]:
     """Steps 4-5: chunk and file matches and contains per page (not yet thresholded)."""
     sizes = {r[0]: int(r[1]) for r in labeled.groupBy("kind").count().collect()}
-    broadcast = sum(sizes.values()) <= cfg.broadcast_labeled_rows
+    broadcast = 0 < cfg.broadcast_labeled_rows and sum(sizes.values()) <= cfg.broadcast_labeled_rows
     counts["labeled_chunks"] = sizes.get("chunk", 0)
     counts["labeled_files"] = sizes.get("file", 0)
     counts["join"] = "broadcast" if broadcast else "shuffle"
