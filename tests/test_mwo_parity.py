@@ -90,6 +90,8 @@ def test_join_equals_brute_force(spark, built):
     assert got == truth
     stages = result.metrics.stages
     assert stages["verify"]["pairs"] == len(truth)
+    assert stages["render"]["records"] == len(records)
+    assert stages["render"]["documents_without_terms"] == len(rows) - len(records) > 0
     assert stages["prefix"]["candidates"] >= stages["positional"]["candidates"] >= len(truth)
     assert stages["prefix"]["candidates"] < stages["prefix"]["all_pairs"]
     assert result.top_pairs[0]["mwo"] == max(truth.values())

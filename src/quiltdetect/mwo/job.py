@@ -46,6 +46,7 @@ def build_tdw(spark: SparkSession, docs: DataFrame, cfg: MwoConfig, metrics: Run
         row = records.agg(F.count(F.lit(1)), F.sum(F.size("terms"))).first()
         counts["records"] = int(row[0])
         counts["record_terms"] = int(row[1] or 0)
+        counts["documents_without_terms"] = docs.count() - counts["records"]
     with metrics.stage(spark, "order", "document frequency per term, global order, write terms/") as counts:
         global_order(spark, records).write.mode("overwrite").parquet(fs.join(out, "terms"))
         order = spark.read.parquet(fs.join(out, "terms"))
