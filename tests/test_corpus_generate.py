@@ -236,5 +236,5 @@ def test_bundled_sample_matches_generator(prose):
     c = gen.generate(prose, 400, seed=1)
     lines = [json.dumps(t.to_json(), ensure_ascii=False) for t in c.truth]
     assert sample.read_text(encoding="utf-8").splitlines() == lines
-    with gzip.open(sample.with_name("synthetic-quilts.warc.gz"), "rb") as fh:
+    with gzip.open(sample.parents[1] / "sample" / "synthetic-quilts.warc.gz", "rb") as fh:
         assert fh.read(8) == b"WARC/1.0"
