@@ -148,8 +148,25 @@ def cluster(tmp_path_factory):
     finally:
         for proc in reversed(procs):
             _stop(proc)
+        _kill_strays(base)
         for log in logs:
             log.close()
+
+
+def _kill_strays(base: Path) -> None:
+    """PySpark's daemons start their own process groups; they exit when their executor dies,
+    but make sure: kill any process still running inside this cluster's work directories."""
+    time.sleep(2)
+    for proc_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            cwd = Path(os.readlink(proc_dir / "cwd"))
+        except OSError:
+            continue
+        if cwd == base or base in cwd.parents:
+            try:
+                os.kill(int(proc_dir.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def _tails(base: Path) -> str:
