@@ -8,6 +8,10 @@
 set -euo pipefail
 Q=${QUILTDETECT_HOME:-/opt/quiltdetect}
 PY=$Q/env/bin/python
+SH=${SPARK_HOME:-/opt/spark}
+# The packed environment has no PySpark of its own: use this image's Spark (same version).
+py4j=$(ls "$SH"/python/lib/py4j-*-src.zip 2>/dev/null | head -n 1 || true)
+export PYTHONPATH="$SH/python${py4j:+:$py4j}${PYTHONPATH:+:$PYTHONPATH}"
 cmd=${1:-demo}
 [ "$#" -gt 0 ] && shift
 case "$cmd" in
@@ -16,13 +20,13 @@ case "$cmd" in
   quilts|make-corpus)
     exec "$PY" -m quiltdetect.cli "$cmd" "$@" ;;
   master)
-    exec "${SPARK_HOME:-/opt/spark}"/bin/spark-class org.apache.spark.deploy.master.Master --host "$(hostname)" "$@" ;;
+    exec "$SH"/bin/spark-class org.apache.spark.deploy.master.Master --host "$(hostname)" "$@" ;;
   worker)
-    exec "${SPARK_HOME:-/opt/spark}"/bin/spark-class org.apache.spark.deploy.worker.Worker "${SPARK_MASTER:?set SPARK_MASTER}" "$@" ;;
+    exec "$SH"/bin/spark-class org.apache.spark.deploy.worker.Worker "${SPARK_MASTER:?set SPARK_MASTER}" "$@" ;;
   *)
     if [ -f "$Q/jobs/${cmd%.py}.py" ]; then
       # Every container has the environment at the same path: no --archives needed.
-      exec "${SPARK_HOME:-/opt/spark}"/bin/spark-submit --master "${SPARK_MASTER:-local[*]}" \
+      exec "$SH"/bin/spark-submit --master "${SPARK_MASTER:-local[*]}" \
         --conf "spark.pyspark.python=$PY" --conf "spark.pyspark.driver.python=$PY" \
         "$Q/jobs/${cmd%.py}.py" "$@"
     fi

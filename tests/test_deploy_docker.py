@@ -33,7 +33,8 @@ def test_base_image_is_the_official_spark_of_the_pinned_pyspark(dockerfile):
     image = re.search(r"^ARG SPARK_IMAGE=(\S+)$", dockerfile, re.M).group(1)
     match = re.fullmatch(r"apache/spark:(\d+\.\d+\.\d+)-scala2\.13-java17-python3-ubuntu", image)
     assert match, image
-    assert match.group(1) == pyspark.__version__  # the image's Spark = the PySpark CI tests with
+    # The image's Spark is in the pinned range, on the minor release CI tests with.
+    assert match.group(1).split(".")[:2] == pyspark.__version__.split(".")[:2]
     pin = re.search(r'"pyspark([^"]+)"', (REPO / "pyproject.toml").read_text()).group(1)
     low, high = re.fullmatch(r">=([\d.]+),<([\d.]+)", pin).groups()
     as_tuple = lambda v: tuple(int(x) for x in v.split("."))  # noqa: E731
@@ -47,9 +48,6 @@ def test_image_builds_with_the_command_ci_runs_and_copies_what_exists(dockerfile
     for src in re.findall(r"^COPY (?!--from)(.+) \S+$", dockerfile, re.M):
         for path in src.split():
             assert (REPO / path).exists(), f"COPY {path}: not in the repository"
-    # The PYTHONPATH of the image names the py4j that this Spark ships.
-    py4j = re.search(r"(py4j-[\d.]+-src\.zip)", dockerfile).group(1)
-    assert (Path(pyspark.__file__).parent / "python" / "lib" / py4j).is_file()
     assert re.search(r'^ENTRYPOINT \["/opt/quiltdetect/entrypoint.sh"\]$', dockerfile, re.M)
     assert re.search(r'^CMD \["demo"\]$', dockerfile, re.M)
 
@@ -81,7 +79,7 @@ def test_compose_is_one_master_two_workers_and_a_submit_from_one_image(compose):
 
 def _stub(path: Path, name: str) -> None:
     path.mkdir(parents=True, exist_ok=True)
-    (path / name).write_text(f'#!/bin/sh\necho {name} "$@"\n')
+    (path / name).write_text(f'#!/bin/sh\necho "$PYTHONPATH" > "$(dirname "$0")/{name}.pythonpath"\necho {name} "$@"\n')
     (path / name).chmod(0o755)
 
 
@@ -101,6 +99,8 @@ def _stub(path: Path, name: str) -> None:
 def test_entrypoint_dispatch(tmp_path, argv, expected):
     """Run docker/entrypoint.sh with stub executables: every compose command and the default."""
     home, spark_home = tmp_path / "q", tmp_path / "spark"
+    (spark_home / "python" / "lib").mkdir(parents=True)
+    (spark_home / "python" / "lib" / "py4j-0.10.9.9-src.zip").write_bytes(b"")
     _stub(home / "env" / "bin", "python")
     _stub(spark_home / "bin", "spark-submit")
     _stub(spark_home / "bin", "spark-class")
@@ -113,3 +113,6 @@ def test_entrypoint_dispatch(tmp_path, argv, expected):
     assert out.returncode == 0, out.stderr
     host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
     assert shlex.split(out.stdout) == shlex.split(expected.format(Q=home, host=host))
+    if argv[:1] in ([], ["quilts"]):  # the packed env finds the image's PySpark and py4j
+        seen = (home / "env" / "bin" / "python.pythonpath").read_text().strip().split(":")
+        assert seen[:2] == [f"{spark_home}/python", f"{spark_home}/python/lib/py4j-0.10.9.9-src.zip"]
