@@ -48,7 +48,8 @@ trap 'rm -rf "$work"' EXIT
 "$PYTHON" -m venv "$work/env"
 "$work/env/bin/python" -m pip install -q --no-deps "$wheel"
 mapfile -t reqs <<< "$deps"
-"$work/env/bin/python" -m pip install -q "${reqs[@]}"  
+# (pip then warns that pyspark is not installed: expected, the cluster provides it)
+"$work/env/bin/python" -m pip install -q "${reqs[@]}"
 env -u PYTHONPATH "$work/env/bin/python" -c 'import quiltdetect.kernel.grams, numpy, mmh3, pyarrow, pandas; print("packed env imports ok")'
 "$PYTHON" -m venv_pack -q -p "$work/env" -o "$OUT/quiltdetect-env.tar.gz"
 ls -la "$wheel" "$OUT/quiltdetect-env.tar.gz"
