@@ -130,6 +130,7 @@ def _rows_frame(rows: list[dict]) -> pd.DataFrame:
 def _file_rows(path: str, fmt: str, content: bytes | None, max_payload_bytes: int) -> Iterator[dict]:
     """Rows of one WARC/WET file; an unopenable file is one ``file_error`` skip row."""
     reader = records.iter_wet_rows if fmt == "wet" else records.iter_warc_rows
+    path = source_name(path)
     try:
         stream = io.BytesIO(content) if content is not None else open(fs.local_path(path), "rb")
     except OSError as exc:
@@ -137,6 +138,12 @@ def _file_rows(path: str, fmt: str, content: bytes | None, max_payload_bytes: in
         return
     with stream:
         yield from reader(stream, path, max_payload_bytes=max_payload_bytes)
+
+
+def source_name(path: str) -> str:
+    """The ``source`` recorded for a file: a plain path for local files however they were read
+    (``file:/a/b`` from Hadoop becomes ``/a/b``), the URI for other file systems."""
+    return fs.local_path(path) if path.startswith("file:") else path
 
 
 def _skip_row(source: str, reason: str, detail: str) -> dict:
@@ -208,7 +215,7 @@ def table_rows(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         out["url"] = batch["url"]
         out["ip"] = batch["ip"]
         out["text"] = batch["text"]
-        out["source"] = batch["source"]
+        out["source"] = [source_name(p) if isinstance(p, str) else p for p in batch["source"]]
         out["offset"] = pd.array([None] * n, dtype="Int64")
         hosts = [host_of(u) if isinstance(u, str) else "" for u in batch["url"]]
         out["host"] = hosts

@@ -1,0 +1,138 @@
+"""dags/quiltdetect_weekly.py: loaded by Airflow's own DagBag, and run once with ``dag.test()``
+against local Spark on the bundled sample. Needs the ``airflow`` extra (skipped without it).
+
+Airflow runs in subprocesses with a throwaway AIRFLOW_HOME (SQLite), so the test never touches
+a real Airflow installation. The Spark side (spark-submit, the driver's Python) is this Python's
+unless QUILTDETECT_SPARK_PYTHON names another (an Airflow venv without PySpark can then test).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "sample"
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("airflow") is None,
+    reason="Airflow is not installed: pip install -e '.[airflow]' to run the DAG tests",
+)
+
+LOAD = r"""
+import json, sys
+try:
+    from airflow.dag_processing.dagbag import DagBag
+except ImportError:
+    from airflow.models.dagbag import DagBag
+bag = DagBag(dag_folder=sys.argv[1])
+dag = bag.dags.get("quiltdetect_weekly")
+out = {"import_errors": {k: str(v) for k, v in bag.import_errors.items()}, "dags": sorted(bag.dags),
+       "heavy": sorted(m for m in ("pyspark", "quiltdetect", "pandas", "numpy") if m in sys.modules)}
+if dag is not None:
+    params = {k: dag.params[k] for k in dag.params}
+    ctx = {"params": params, "ds_nodash": "20260105"}
+    out.update(catchup=dag.catchup, schedule=str(getattr(dag, "schedule", None) or dag.timetable.summary),
+               params=params, tasks={})
+    for task in dag.tasks:
+        out["tasks"][task.task_id] = {
+            "type": type(task).__name__, "upstream": sorted(task.upstream_task_ids),
+            "conn_id": task._conn_id,
+            "application": task.render_template(task.application, ctx),
+            "application_args": task.render_template(task.application_args, ctx),
+            "properties_file": task.render_template(task.properties_file, ctx),
+            "env_vars": task.render_template(task.env_vars, ctx),
+        }
+sys.path.insert(0, sys.argv[1])
+import quiltdetect_weekly  # the table the DAG is built from
+out["table"] = {k: [job, list(up)] for k, (job, up) in quiltdetect_weekly.TASKS.items()}
+print("RESULT " + json.dumps(out, default=str))
+"""
+
+RUN = r"""
+import json, sys
+try:
+    from airflow.dag_processing.dagbag import DagBag
+except ImportError:
+    from airflow.models.dagbag import DagBag
+dag = DagBag(dag_folder=sys.argv[1]).dags["quiltdetect_weekly"]
+run = dag.test(run_conf=json.loads(sys.argv[2]))
+print("RESULT " + json.dumps({"state": str(run.state), "tasks": {ti.task_id: str(ti.state) for ti in run.get_task_instances()}}))
+"""
+
+
+def _spark_python() -> str:
+    return os.environ.get("QUILTDETECT_SPARK_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="module")
+def airflow_env(tmp_path_factory) -> dict[str, str]:
+    home = tmp_path_factory.mktemp("airflow_home")
+    env = {**os.environ,
+           "AIRFLOW_HOME": str(home),
+           "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+           "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+           "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+           "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+           "QUILTDETECT_HOME": str(REPO),
+           "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(
+               {"conn_type": "spark", "host": "local[2]", "extra": {"deploy-mode": "client", "spark-binary": "spark-submit"}}),
+           "PATH": str(Path(_spark_python()).parent) + os.pathsep + os.environ.get("PATH", "")}
+    return env
+
+
+def _python(script: str, args: list[str], env: dict[str, str], timeout: int) -> dict:
+    done = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    line = next(x for x in done.stdout.splitlines()[::-1] if x.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):])
+
+
+def test_dagbag_loads_the_dag_with_its_tasks_and_spark_submit_arguments(airflow_env):
+    got = _python(LOAD, [str(REPO / "dags")], airflow_env, timeout=600)
+    tasks_table = got["table"]
+    assert got["import_errors"] == {} and got["dags"] == ["quiltdetect_weekly"]
+    assert got["heavy"] == [], f"parse time imported {got['heavy']}"
+    assert got["catchup"] is False
+    # Every spark-submit entry point of jobs/ is a task, and the dependencies are the table's.
+    assert sorted(job for job, _ in tasks_table.values()) == sorted(p.name for p in (REPO / "jobs").glob("*.py"))
+    assert set(got["tasks"]) == set(tasks_table)
+    for task_id, (job, upstream) in tasks_table.items():
+        task = got["tasks"][task_id]
+        assert task["type"] == "SparkSubmitOperator" and task["conn_id"] == "spark_default"
+        assert sorted(upstream) == task["upstream"]
+        assert task["application"] == f"{REPO}/jobs/{job}"
+        assert task["application_args"] == [
+            "--input", "s3a://my-bucket/crawl/", "--output", f"s3a://my-bucket/quiltdetect/20260105/{task_id}",
+            "--config", f"{REPO}/conf/cluster.yaml", "--overwrite"]
+        assert task["properties_file"] == f"{REPO}/conf/spark-defaults.conf"
+        assert task["env_vars"]["PYSPARK_DRIVER_PYTHON"] == "python3"
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_dag_test_runs_every_task_on_local_spark(airflow_env, tmp_path):
+    """``dag.test()``: the real operator runs the real spark-submit, local[2], on the sample."""
+    migrate = subprocess.run([str(Path(sys.executable).parent / "airflow"), "db", "migrate"], env=airflow_env,
+                             capture_output=True, text=True, timeout=900)
+    assert migrate.returncode == 0, migrate.stdout[-2000:] + migrate.stderr[-3000:]
+    job_config = tmp_path / "job.yaml"
+    job_config.write_text("spark:\n  spark.sql.shuffle.partitions: 4\n  spark.ui.enabled: false\n")
+    conf = {"input": str(SAMPLE / "synthetic-quilts.warc.gz"), "output_root": str(tmp_path / "out"),
+            "job_config": str(job_config), "properties_file": None, "driver_python": _spark_python()}
+    got = _python(RUN, [str(REPO / "dags"), json.dumps(conf)], airflow_env, timeout=1800)
+    assert got["state"].endswith("success"), got
+    assert got["tasks"] and all(s.endswith("success") for s in got["tasks"].values()), got
+    runs = list((tmp_path / "out").iterdir())
+    assert len(runs) == 1
+    quilts = runs[0] / "quilts"
+    assert (quilts / "_COMPLETE").exists() or (quilts / "metrics.json").exists()
+    metrics = json.loads((quilts / "metrics.json").read_text())
+    assert metrics["stages"]["quilts"]["quilts"] > 0

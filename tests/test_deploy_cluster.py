@@ -1,0 +1,240 @@
+"""spark-submit to a real Spark standalone cluster on 127.0.0.1, with the packed environment.
+
+A master and two one-core workers are started with the ``spark-class`` that the pyspark package
+ships; every job of ``jobs/`` is submitted with ``--properties-file conf/spark-defaults.conf``
+(so executors run ``./environment/bin/python`` from the ``deploy/pack.sh`` archive) and
+``--config conf/cluster.yaml``, and each result table must equal a local-mode run of the same
+job on the same input. Marked ``cluster`` (``pytest -m 'not cluster'`` skips it locally).
+
+Set QUILTDETECT_ENV_ARCHIVE=dist/quiltdetect-env.tar.gz to reuse an archive built by
+deploy/pack.sh instead of building one here (about 1-5 minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pyarrow.parquet as pq
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+# Opt-in: the run takes 10-15 minutes (pack the environment, start a cluster, submit every job).
+pytestmark = pytest.mark.skipif(
+    os.environ.get("QUILTDETECT_CLUSTER_TESTS") != "1",
+    reason="standalone-cluster test: set QUILTDETECT_CLUSTER_TESTS=1 and install '.[cluster]'",
+)
+SAMPLE = REPO / "data" / "sample"
+INPUTS = ("synthetic-quilts.warc.gz", "clueweb-quirk.warc.gz")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One spark-submit entry point: its extra options and the result tables to compare."""
+
+    script: str
+    args: tuple[str, ...]
+    tables: tuple[str, ...]
+
+
+# Extend when a job lands in jobs/ (test_every_job_is_covered fails until it is listed).
+# Every job gets --input (the two sample WARCs above), --output and small shuffles.
+JOBS = (
+    Job("find_quilts.py", ("-c", "3"), ("quilts", "doc_stats", "docs")),
+)
+
+
+def test_every_job_is_covered():
+    shipped = sorted(p.name for p in (REPO / "jobs").glob("*.py"))
+    assert shipped == sorted(j.script for j in JOBS), "add the new jobs/ file to JOBS"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spark_home() -> Path:
+    from pyspark.find_spark_home import _find_spark_home
+
+    return Path(_find_spark_home())
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """The environment without this checkout's PYTHONPATH, so executors see only the archive."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env.update(SPARK_HOME=str(_spark_home()), SPARK_LOCAL_IP="127.0.0.1", **extra)
+    return env
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM the process group (JVM, executors, Python workers), SIGKILL what is left."""
+    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            if sig == signal.SIGTERM:
+                time.sleep(1)  # let the group's children exit too, then make sure
+        except subprocess.TimeoutExpired:
+            pass
+
+
+@pytest.fixture(scope="module")
+def packed_env(tmp_path_factory) -> Path:
+    given = os.environ.get("QUILTDETECT_ENV_ARCHIVE")
+    if given:
+        assert Path(given).is_file(), f"QUILTDETECT_ENV_ARCHIVE={given}: no such file"
+        return Path(given).resolve()
+    out = tmp_path_factory.mktemp("dist")
+    started = time.monotonic()
+    built = subprocess.run(["bash", str(REPO / "deploy" / "pack.sh")], cwd=REPO,
+                           env={**os.environ, "PYTHON": sys.executable, "OUT": str(out)},
+                           capture_output=True, text=True, timeout=1800)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
+    print(f"\ndeploy/pack.sh: {time.monotonic() - started:.0f} s")
+    return out / "quiltdetect-env.tar.gz"
+
+
+@dataclass
+class Cluster:
+    master: str
+    work_dirs: list[Path]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    base = tmp_path_factory.mktemp("standalone")
+    spark_class = str(_spark_home() / "bin" / "spark-class")
+    port, ui = _free_port(), _free_port()
+    env = _clean_env(SPARK_LOG_DIR=str(base / "logs"), SPARK_WORKER_DIR=str(base / "work"))
+    procs: list[subprocess.Popen] = []
+    logs = []
+
+    def start(name: str, argv: list[str]) -> None:
+        log = open(base / f"{name}.log", "wb")  # noqa: SIM115 - closed at teardown
+        logs.append(log)
+        procs.append(subprocess.Popen([spark_class, *argv], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                      start_new_session=True))
+
+    work_dirs = [base / "work-1", base / "work-2"]
+    try:
+        start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                         "--port", str(port), "--webui-port", str(ui)])
+        master = f"spark://127.0.0.1:{port}"
+        for i, work in enumerate(work_dirs, 1):
+            start(f"worker-{i}", ["org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1",
+                                  "--cores", "1", "--memory", "1g", "--webui-port", str(_free_port()),
+                                  "--work-dir", str(work)])
+        deadline, alive = time.monotonic() + 300, -1
+        while time.monotonic() < deadline:
+            assert all(p.poll() is None for p in procs), _tails(base)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=5) as resp:
+                    alive = json.load(resp).get("aliveworkers", 0)
+            except OSError:
+                alive = -1
+            if alive == 2:
+                break
+            time.sleep(2)
+        assert alive == 2, f"workers alive: {alive}\n" + _tails(base)
+        yield Cluster(master, work_dirs)
+    finally:
+        for proc in reversed(procs):
+            _stop(proc)
+        _kill_strays(base)
+        for log in logs:
+            log.close()
+
+
+def _kill_strays(base: Path) -> None:
+    """PySpark's daemons start their own process groups; they exit when their executor dies,
+    but make sure: kill any process still running inside this cluster's work directories."""
+    time.sleep(2)
+    for proc_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            cwd = Path(os.readlink(proc_dir / "cwd"))
+        except OSError:
+            continue
+        if cwd == base or base in cwd.parents:
+            try:
+                os.kill(int(proc_dir.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _tails(base: Path) -> str:
+    return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-1500:]}" for p in sorted(base.glob("*.log")))
+
+
+def _rows(path: Path) -> list[str]:
+    """A table's rows as sorted canonical JSON (order-free, nested arrays kept in order).
+
+    ``source`` is compared as a path: the cluster run reads through Hadoop (conf/cluster.yaml's
+    hadoop_reader), which records ``file:/x`` where local mode's streamed read records ``/x``.
+    """
+    rows = pq.read_table(path).to_pylist()
+    for row in rows:
+        if isinstance(row.get("source"), str) and row["source"].startswith("file:"):
+            row["source"] = urlsplit(row["source"]).path
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+
+def _submit(job: Job, master: str, out: Path, extra: list[str], env: dict[str, str], config: list[str]):
+    argv = [str(_spark_home() / "bin" / "spark-submit"), "--master", master, *extra,
+            str(REPO / "jobs" / job.script),
+            *[a for name in INPUTS for a in ("--input", "file://" + str(SAMPLE / name))],
+            "--output", "file://" + str(out), *config,
+            "--set", "spark.sql.shuffle.partitions=4", *job.args]
+    started = time.monotonic()
+    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return time.monotonic() - started
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+@pytest.mark.parametrize("job", JOBS, ids=lambda j: j.script)
+def test_standalone_cluster_equals_local_mode(job, cluster, packed_env, tmp_path):
+    # Driver: this Python (client mode). Executors: only the unpacked archive's Python, with
+    # the checkout's PYTHONPATH removed, so they import quiltdetect from the wheel.
+    driver_env = _clean_env(PYSPARK_DRIVER_PYTHON=sys.executable, PYSPARK_PYTHON=sys.executable)
+    if os.environ.get("PYTHONPATH"):
+        driver_env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    cluster_secs = _submit(
+        job, cluster.master, tmp_path / "cluster",
+        ["--properties-file", str(REPO / "conf" / "spark-defaults.conf"),
+         "--archives", f"{packed_env}#environment",
+         "--conf", f"spark.pyspark.driver.python={sys.executable}",
+         "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2"],
+        {k: v for k, v in driver_env.items() if k != "PYSPARK_PYTHON"},
+        ["--config", str(REPO / "conf" / "cluster.yaml")],
+    )
+    local_secs = _submit(job, "local[2]", tmp_path / "local",
+                         ["--conf", "spark.ui.showConsoleProgress=false"], driver_env, [])
+    for table in job.tables:
+        a, b = _rows(tmp_path / "local" / table), _rows(tmp_path / "cluster" / table)
+        assert a, f"{table}: empty in local mode"
+        assert a == b, f"{table}: the cluster's rows differ from local mode's"
+    # The executors really ran from the archive: each worker unpacked it for this app.
+    unpacked = [p for w in cluster.work_dirs for p in w.glob("app-*/*/environment/bin/python")]
+    assert unpacked, "no executor unpacked the environment archive"
+    metrics = {k: json.loads((tmp_path / k / "metrics.json").read_text()) for k in ("local", "cluster")}
+    print(f"\n{job.script}: standalone cluster (2 workers x 1 core) {cluster_secs:.0f} s, "
+          f"local[2] {local_secs:.0f} s (wall, incl. JVM start); rows per table: "
+          + ", ".join(f"{t}={len(_rows(tmp_path / 'local' / t))}" for t in job.tables))
+    for mode, m in metrics.items():
+        stages = m.get("stages", {})
+        print(f"  {mode}: " + ", ".join(f"{s}={v.get('seconds', 0):.1f}s" for s, v in stages.items()))
