@@ -172,3 +172,14 @@ def test_exports_and_summary(served):
     assert [(r["doc_id"], r["label"]) for r in table] == [("quilt-0", "spam"), ("quilt-1", "not_spam")]
     status, _, body = fetch(base + "/summary")
     assert "50.0%" in body.decode()
+
+
+def test_command_line_export_and_bad_run(tmp_path, capsys):
+    from quiltdetect.cli import main
+
+    run_dir = make_run(tmp_path / "run")
+    LabelStore(run_dir / "labels.sqlite").set(str(run_dir.resolve()), "quilt-2", "undecided", "hmm")
+    assert main(["review", "--run", str(run_dir), "--export", str(tmp_path / "l.csv")]) == 0
+    assert "quilt-2,https://" in (tmp_path / "l.csv").read_text()
+    assert main(["review", "--run", str(tmp_path), "--export", str(tmp_path / "x.csv")]) == 2
+    assert "no quilts/ table" in capsys.readouterr().err
