@@ -31,7 +31,8 @@ def test_outputs_exist_with_the_contract_schema(spark, sample_run):
     quilts = spark.read.parquet(str(out / "quilts"))
     assert quilts.schema.simpleString() == (
         "struct<doc_id:string,url:string,n_grams:int,n_patch_grams:int,patchfrac:double,"
-        "sources:array<struct<doc_id:string,url:string,covered:int,shared:int>>>"
+        "sources:array<struct<doc_id:string,url:string,covered:int,shared:int,attributed:boolean>>,"
+        "attributed:boolean,n_attributed_sources:int>"
     )
     docs = spark.read.parquet(str(out / "docs"))
     for column in ("doc_key", "doc_id", "url", "host", "domain", "ip", "text", "title", "headings",
@@ -99,3 +100,16 @@ def test_foreign_domain_run_drops_same_domain_sources(spark, tmp_path):
     assert quilts
     for q in quilts:
         assert all(docs[s["doc_id"]] != docs[q["doc_id"]] for s in q["sources"])
+
+
+def test_attributed_quilts_are_marked(spark, sample_run):
+    """The generator's attributed quilts link to their sources; the job must mark them."""
+    out, _, _ = sample_run
+    truth = [json.loads(line) for line in TRUTH.read_text().splitlines()]
+    quilts = {r.doc_id: r for r in spark.read.parquet(str(out / "quilts")).collect()}
+    linked = [t["doc_id"] for t in truth if t["kind"] == "quilt" and t.get("attributed")]
+    assert linked
+    for doc_id in linked:
+        quilt = quilts[doc_id]
+        assert quilt.attributed and quilt.n_attributed_sources == sum(s.attributed for s in quilt.sources) > 0
+

@@ -91,6 +91,7 @@ PARAMETERS = [
     dict(k=2, m=4, c=1, theta=0.0, foreign="ip"),
     dict(k=3, m=3, c=2, theta=0.2, foreign="none", count_occurrences=True),
     dict(k=5, m=50, c=1, theta=0.5, foreign="none"),
+    dict(k=2, m=4, c=2, theta=0.1, foreign="host", phi=0.2),
 ]
 
 
@@ -110,7 +111,7 @@ def test_spark_equals_reference(spark, tmp_path_factory, params, corpora):
     cfg = merge_settings(QuiltConfig, params).validate(need_io=False)
     quilts, stats = spark_results(spark, tmp, rows, cfg)
 
-    expected = reference_quilts(ref_docs, cfg.k, cfg.m, cfg.theta, cfg.foreign, cfg.count_occurrences)
+    expected = reference_quilts(ref_docs, cfg.k, cfg.m, cfg.theta, cfg.foreign, cfg.count_occurrences, phi=cfg.phi)
     expected_quilts = {
         d: r for d, r in expected.items() if r.patchfrac >= cfg.theta and r.n_patch_grams and len(r.sources) >= cfg.c
     }

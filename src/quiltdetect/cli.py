@@ -18,6 +18,8 @@ from quiltdetect.mwo import cli as mwo_cli
 from quiltdetect.neardup import cli as neardup_cli
 from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
 from quiltdetect.reuse import cli as reuse_cli
+from quiltdetect.review import cli as review_cli
+from quiltdetect.sweep import cli as sweep_cli
 
 log = logging.getLogger("quiltdetect")
 T = TypeVar("T")
@@ -47,6 +49,10 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
                         help="sources must live on another host / registered domain / IP (default none)")
     parser.add_argument("--count-occurrences", action="store_true", default=None,
                         help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
+    parser.add_argument("--phi", type=float,
+                        help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, then re-judge c (default 0)")
+    parser.add_argument("--exclude-attributed", action="store_true", default=None,
+                        help="drop quilts that link to one of their sources (aggregators crediting them)")
     parser.add_argument("--top", type=int, help="quilts shown in the summary (default 10)")
     parser.add_argument("--collapse-near-duplicates", action="store_true", default=None,
                         help="keep one page per near-duplicate cluster first, as Fetterly 2005 (default off)")
@@ -75,7 +81,8 @@ def config_from_args(cls: type[T], args: argparse.Namespace, options: tuple[str,
 
 def quilt_config(args: argparse.Namespace) -> QuiltConfig:
     """The quilt job's configuration from its command line."""
-    options = ("k", "m", "c", "theta", "foreign", "count_occurrences", "top", "collapse_near_duplicates")
+    options = ("k", "m", "c", "theta", "foreign", "count_occurrences", "phi", "exclude_attributed", "top",
+               "collapse_near_duplicates")
     return config_from_args(QuiltConfig, args, options).validate()
 
 
@@ -101,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     reuse_cli.add_parser(sub)
     mwo_cli.add_parser(sub)
+    sweep_cli.add_parser(sub)
+    review_cli.add_parser(sub)
 
     make = sub.add_parser("make-corpus", help="generate a test corpus from real prose (see data/sample/README.md)",
                           add_help=False)
@@ -157,6 +166,8 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
             return reuse_cli.run(args, local=local)
         if args.command == "mwo":
             return mwo_cli.run(args, local=local)
+        if args.command in ("sweep", "review"):
+            return {"sweep": sweep_cli, "review": review_cli}[args.command].run(args, local=local)
         if args.command == "demo":
             sample = Path(args.sample) if args.sample else bundled_sample()
             cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True})

@@ -20,6 +20,8 @@ class QuiltConfig(JobConfig):
     theta: float = 0.5  # a quilt's patch fraction is at least theta
     foreign: str = "none"  # sources must live on another server: none | host | domain | ip
     count_occurrences: bool = False  # patchfrac over gram occurrences (figure 5) instead of sets
+    phi: float = 0.0  # each kept source covered at least phi * |pgrams(d)| grams when picked
+    exclude_attributed: bool = False  # drop quilts that link to at least one of their sources
     top: int = 10  # quilts shown in the end-of-run summary
     collapse_near_duplicates: bool = False  # keep one page per near-duplicate cluster first (Fetterly 2005)
 
@@ -31,6 +33,11 @@ class QuiltConfig(JobConfig):
         if isinstance(self.theta, bool) or not isinstance(self.theta, (int, float)) or not 0.0 <= self.theta <= 1.0:
             raise ConfigError(f"--theta must be a number in [0, 1], got {self.theta!r}")
         self.theta = float(self.theta)
+        if isinstance(self.phi, bool) or not isinstance(self.phi, (int, float)) or not 0.0 <= self.phi <= 1.0:
+            raise ConfigError(f"--phi must be a number in [0, 1], got {self.phi!r}")
+        self.phi = float(self.phi)
+        if self.phi > 0 and self.count_occurrences:
+            raise ConfigError("--phi is a fraction of the patch-gram set; it cannot be combined with --count-occurrences")
         if self.foreign not in FOREIGN_CHOICES:
             raise ConfigError(f"--foreign {self.foreign!r}: use one of {', '.join(FOREIGN_CHOICES)}")
         return self

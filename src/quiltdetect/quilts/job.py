@@ -35,6 +35,7 @@ from quiltdetect.quilts.sources import (
     candidate_triples,
     cover_sizes,
     cover_sources,
+    keep_contributing,
 )
 
 log = logging.getLogger(__name__)
@@ -107,9 +108,10 @@ def find_quilts(
         counts["patchy_documents"] = patchy.count()
         base_sets.unpersist()
 
-    with metrics.stage(spark, "sources", "(target, gram, source) triples, greedy cover per target") as counts:
+    phi_note = f", drop sources covering < {cfg.phi} of pgrams" if cfg.phi > 0 else ""
+    with metrics.stage(spark, "sources", f"(target, gram, source) triples, greedy cover per target{phi_note}") as counts:
         triples = candidate_triples(patch_rows, patchy, foreign=foreign)
-        covers = cover_sources(triples).persist(SPILL)
+        covers = keep_contributing(cover_sources(triples), fractions, cfg.phi).persist(SPILL)
         sizes = cover_sizes(covers).persist(SPILL)
         row = sizes.agg(F.count(F.lit(1)), F.sum("n_pairs"), F.sum("n_sources")).first()
         counts["covered_targets"] = int(row[0])
@@ -118,7 +120,7 @@ def find_quilts(
         patch_rows.unpersist()
 
     with metrics.stage(spark, "quilts", f"keep documents with >= {cfg.c} sources, write quilts/") as counts:
-        quilts = assemble_quilts(fractions, covers, docs, cfg.c)
+        quilts = assemble_quilts(fractions, covers, docs, cfg.c, exclude_attributed=cfg.exclude_attributed)
         write_table(spark, quilts.orderBy("doc_id"), cfg.output, "quilts", state)
         stats = (
             fractions.join(sizes.select("doc_key", "n_sources"), on="doc_key", how="left")
@@ -132,6 +134,7 @@ def find_quilts(
         if counts["quilts"]:
             avg = written.agg(F.avg(F.size("sources"))).first()[0]
             counts["avg_sources"] = round(float(avg), 2)
+            counts["attributed"] = written.where("attributed").count()
         for frame in (fractions, covers, sizes):
             frame.unpersist()
 
@@ -189,7 +192,8 @@ def run(spark: SparkSession, cfg: QuiltConfig) -> QuiltRun:
         docs = collapse_near_duplicates(spark, docs, metrics)
     find_quilts(spark, docs, cfg, metrics, state)
     top = top_quilts(spark, cfg.output, cfg.top)
-    params = {"k": cfg.k, "m": cfg.m, "c": cfg.c, "theta": cfg.theta, "foreign": cfg.foreign}
+    params = {"k": cfg.k, "m": cfg.m, "c": cfg.c, "theta": cfg.theta, "foreign": cfg.foreign,
+              "phi": cfg.phi, "exclude_attributed": cfg.exclude_attributed}
     metrics_json = metrics.to_json({"parameters": params})
     fs.write_text(spark, fs.join(cfg.output, "metrics.json"), metrics_json)
     fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
@@ -208,8 +212,9 @@ def format_summary(result: QuiltRun, cfg: QuiltConfig) -> str:
     if result.top_quilts:
         lines.append(f"top {len(result.top_quilts)} quilts (patch fraction, url, then its sources in pick order):")
         for i, q in enumerate(result.top_quilts, 1):
+            credit = f", {q['n_attributed_sources']} attributed" if q.get("attributed") else ""
             lines.append(f"{i:>3}. {q['patchfrac']:.3f}  {q['url']}  ({q['n_patch_grams']}/{q['n_grams']} patch grams,"
-                         f" {len(q['sources'])} sources)")
+                         f" {len(q['sources'])} sources{credit})")
             for s in q["sources"][:8]:
                 lines.append(f"        <- {s['url']}  covered {s['covered']}, shared {s['shared']}")
             if len(q["sources"]) > 8:

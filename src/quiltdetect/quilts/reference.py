@@ -77,10 +77,12 @@ def reference_quilts(
     theta: float,
     foreign: str = "none",
     count_occurrences: bool = False,
+    phi: float = 0.0,
 ) -> dict[str, RefResult]:
     """Patch statistics of every document with grams, and sources of every patchy one.
 
     A document is patchy when patchfrac >= theta; filter ``len(sources) >= c`` for quilts.
+    With ``phi``, sources that covered fewer than ``phi * |pgrams(d)|`` grams are dropped.
     """
     grams_of = {d.doc_id: kgrams(d.text, k) for d in docs}
     sets_of = {doc_id: set(gs) for doc_id, gs in grams_of.items()}
@@ -113,5 +115,5 @@ def reference_quilts(
             if src != d.doc_id and (mine is None or server_of(by_id[src], foreign) != mine)
         }
         shared = Counter(src for src, _ in pairs)
-        result.sources = greedy_sources(pairs, shared)
+        result.sources = [s for s in greedy_sources(pairs, shared) if s[1] >= phi * n_patch]
     return results

@@ -1,0 +1,49 @@
+"""``quiltdetect review --run DIR``: the quilt judging tool on http://127.0.0.1:8765/."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``review`` with its options."""
+    p = subparsers.add_parser("review", help="judge the quilts of a run in the browser (Najork 2012, Fig. 4)")
+    p.add_argument("--run", required=True, metavar="DIR", help="the --output directory of `quiltdetect quilts`")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    p.add_argument("--db", metavar="FILE", help="labels database (default DIR/labels.sqlite)")
+    p.add_argument("--export", metavar="FILE", help="write the run's labels to FILE (.csv or .parquet) and exit")
+    return p
+
+
+def run(args: argparse.Namespace, *, local: bool) -> int:
+    """Open the run and serve until interrupted (or export the labels)."""
+    from quiltdetect.common.config import ConfigError
+    from quiltdetect.review.data import Run, RunError
+    from quiltdetect.review.labels import LabelStore
+    from quiltdetect.review.server import ReviewApp, make_server
+
+    try:
+        quilt_run = Run.open(args.run)
+    except RunError as exc:
+        raise ConfigError(str(exc)) from exc
+    store = LabelStore(args.db or quilt_run.path / "labels.sqlite")
+    app = ReviewApp(quilt_run, store)
+    if args.export:
+        out = Path(args.export)
+        out.write_bytes(app.export_parquet() if out.suffix == ".parquet" else app.export_csv())
+        print(f"wrote {len(app.export_rows())} labels to {out}")
+        return 0
+    server = make_server(app, args.host, args.port)
+    host, port = server.server_address[:2]
+    print(f"quiltdetect review: {len(quilt_run.quilts)} quilts of {quilt_run.path}, labels in {store.path}\n"
+          f"open http://{host}:{port}/  (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        server.server_close()
+    return 0

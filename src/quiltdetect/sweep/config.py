@@ -1,0 +1,112 @@
+"""SweepConfig: the (k, m, c, θ, φ) grid of a parameter sweep (Najork 2012, Table 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from quiltdetect.common.config import ConfigError, JobConfig, check_int
+from quiltdetect.quilts.config import FOREIGN_CHOICES
+
+GRIDS = ("star", "full")
+
+
+def _table1_ks() -> list[int]:
+    return list(range(2, 11))
+
+
+def _table1_ms() -> list[int]:
+    return list(range(10, 90, 10))
+
+
+def _table1_cs() -> list[int]:
+    return list(range(2, 11))
+
+
+def _table1_thetas() -> list[float]:
+    return [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+
+
+def _no_phi() -> list[float]:
+    return [0.0]
+
+
+def parse_values(option: str, text: str, kind: type) -> list:
+    """``"2,3,5"`` or a range ``"2:10"`` / ``"0.4:1:0.1"`` (start:stop:step, stop included)."""
+    items: list = []
+    try:
+        for part in str(text).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if ":" in part:
+                bits = part.split(":")
+                if len(bits) not in (2, 3):
+                    raise ValueError(part)
+                start, stop = kind(bits[0]), kind(bits[1])
+                step = kind(bits[2]) if len(bits) == 3 else kind(1)
+                if step <= 0:
+                    raise ValueError(part)
+                n = int(round((stop - start) / step + 1e-9)) + 1
+                items += [kind(round(start + i * step, 10)) for i in range(max(n, 0))]
+            else:
+                items.append(kind(part))
+    except ValueError as exc:
+        raise ConfigError(f"{option} {text!r}: give values like 2,3,5 or a range start:stop[:step]") from exc
+    if not items:
+        raise ConfigError(f"{option} {text!r}: no values")
+    return items
+
+
+@dataclass
+class SweepConfig(JobConfig):
+    """A sweep: lists of k, m, c, θ (and φ) around a pivot; one Spark pass per (k, m)."""
+
+    ks: list[int] = field(default_factory=_table1_ks)  # gram lengths
+    ms: list[int] = field(default_factory=_table1_ms)  # max documents per patch gram
+    cs: list[int] = field(default_factory=_table1_cs)  # min sources
+    thetas: list[float] = field(default_factory=_table1_thetas)  # min patch fractions
+    phis: list[float] = field(default_factory=_no_phi)  # min contribution of a source
+    pivot: list[float] = field(default_factory=lambda: [5, 50, 4, 0.5])  # (k, m, c, θ) of Fig. 3
+    grid: str = "star"  # star: vary one of k, m around the pivot (Table 1); full: every (k, m)
+    foreign: str = "none"  # sources must live on another server: none | host | domain | ip
+    count_occurrences: bool = False  # patchfrac over gram occurrences instead of sets
+    exclude_attributed: bool = False  # do not count quilts that link to one of their sources
+
+    def validate(self, *, need_io: bool = True) -> SweepConfig:
+        """Fail with a message naming the option; sort the lists and add the pivot to them."""
+        self.validate_io(need_io=need_io)
+        if self.grid not in GRIDS:
+            raise ConfigError(f"--grid {self.grid!r}: use one of {', '.join(GRIDS)}")
+        if self.foreign not in FOREIGN_CHOICES:
+            raise ConfigError(f"--foreign {self.foreign!r}: use one of {', '.join(FOREIGN_CHOICES)}")
+        if not isinstance(self.pivot, (list, tuple)) or len(self.pivot) != 4:
+            raise ConfigError(f"--pivot must be k,m,c,theta, got {self.pivot!r}")
+        pk, pm, pc, pt = self.pivot
+        self.pivot = [int(pk), int(pm), int(pc), float(pt)]
+        for name, low, values, extra in (("k", 1, self.ks, pk), ("m", 2, self.ms, pm), ("c", 1, self.cs, pc)):
+            if not isinstance(values, list) or not values:
+                raise ConfigError(f"--{name} needs at least one value")
+            for v in [*values, extra]:
+                check_int(name, v, low)
+        for name, values, extra in (("theta", self.thetas, pt), ("phi", self.phis, 0.0)):
+            if not isinstance(values, list) or not values:
+                raise ConfigError(f"--{name} needs at least one value")
+            for v in [*values, extra]:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                    raise ConfigError(f"--{name} values must be numbers in [0, 1], got {v!r}")
+        if any(p > 0 for p in self.phis) and self.count_occurrences:
+            raise ConfigError("--phi is a fraction of the patch-gram set; it cannot be combined with --count-occurrences")
+        self.ks = sorted({*self.ks, self.pivot[0]})
+        self.ms = sorted({*self.ms, self.pivot[1]})
+        self.cs = sorted({*self.cs, self.pivot[2]})
+        self.thetas = sorted({*(float(t) for t in self.thetas), self.pivot[3]})
+        self.phis = sorted({float(p) for p in self.phis})
+        return self
+
+    def passes(self) -> list[tuple[int, int]]:
+        """The (k, m) pairs that need a Spark pass, grouped by k (grams computed once per k)."""
+        pk, pm = self.pivot[0], self.pivot[1]
+        if self.grid == "full":
+            return [(k, m) for k in self.ks for m in self.ms]
+        pairs = {(k, pm) for k in self.ks} | {(pk, m) for m in self.ms}
+        return sorted(pairs)

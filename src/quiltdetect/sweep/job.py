@@ -1,0 +1,187 @@
+"""The sweep job: one pass per (k, m), then every (θ, c, φ) from per-document outcomes.
+
+Writes ``sweep.csv`` (every grid point), ``table1.csv`` (the lines through the pivot, the
+paper's Table 1), ``outcomes/k=K/m=M/`` (per-document patchfrac and cover sizes), the four
+plots of Fig. 3 and ``report.html``, plus config.yaml and metrics.json.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any
+
+import numpy as np
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from quiltdetect.common import fs
+from quiltdetect.common.config import to_yaml
+from quiltdetect.common.metrics import RunMetrics
+from quiltdetect.ingest.table import document_table
+from quiltdetect.sweep.config import SweepConfig
+from quiltdetect.sweep.grid import grid_breaks, grid_counts
+from quiltdetect.sweep.outcomes import cell_counts, doc_outcomes, gram_pass, transition_counts
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ["k", "m", "c", "theta", "phi", "quilted", "avg_sources", "attributed", "m_breaks"]
+
+
+@dataclass
+class SweepRun:
+    """What a finished sweep leaves behind."""
+
+    output: str
+    metrics: RunMetrics
+    rows: list[dict[str, Any]]
+
+
+def grid_rows(
+    k: int, m: int, cells: list, transitions: list | None, cfg: SweepConfig
+) -> list[dict[str, Any]]:
+    """The table rows of one (k, m) pass: every (c, θ, φ).
+
+    ``quilted`` counts (k, m, c, θ)-quilted pages (minus attributed ones with
+    ``exclude_attributed``); ``attributed`` the quilted pages that link to a source;
+    ``m_breaks`` the pages quilted at the previous m of this k but not at this m (Theorem 3
+    can fail under the greedy cover; None for the first m).
+    """
+    nt, nc = len(cfg.thetas), len(cfg.cs)
+    rows = []
+    for phi_i, phi in enumerate(cfg.phis):
+        every = [(t, c, n, s) for p, t, c, _a, n, s in cells if p == phi_i]
+        linked = [(t, c, n, s) for p, t, c, a, n, s in cells if p == phi_i and a]
+        count, sources = grid_counts(every, nt, nc)
+        n_att, s_att = grid_counts(linked, nt, nc)
+        if cfg.exclude_attributed:
+            count, sources = count - n_att, sources - s_att
+        breaks = None
+        if transitions is not None:
+            breaks = grid_breaks([r[1:] for r in transitions if r[0] == phi_i], nt, nc)
+        for ti, theta in enumerate(cfg.thetas):
+            for ci, c in enumerate(cfg.cs):
+                n = int(count[ti, ci])
+                rows.append({
+                    "k": k, "m": m, "c": c, "theta": theta, "phi": phi, "quilted": n,
+                    "avg_sources": round(float(sources[ti, ci]) / n, 2) if n else None,
+                    "attributed": int(n_att[ti, ci]),
+                    "m_breaks": None if breaks is None else int(breaks[ti, ci]),
+                })
+    return rows
+
+
+def sweep(spark: SparkSession, docs: DataFrame, cfg: SweepConfig, metrics: RunMetrics) -> list[dict[str, Any]]:
+    """Every pass of the sweep; writes outcomes/ and returns the table rows."""
+    rows: list[dict[str, Any]] = []
+    for k, group in groupby(cfg.passes(), key=lambda km: km[0]):
+        ms = [m for _, m in group]
+        with metrics.stage(spark, f"grams_k{k}", f"{k}-gram sets and document frequencies") as counts:
+            gram_sets, grams, df_table = gram_pass(docs, k, cfg)
+            counts["documents_with_grams"] = gram_sets.count()
+            counts["distinct_grams"] = df_table.count()
+        previous = None
+        for m in ms:
+            with metrics.stage(spark, f"pass_k{k}_m{m}", f"patchfrac and greedy covers, k={k} m={m}") as counts:
+                path = fs.join(cfg.output, "outcomes", f"k={k}", f"m={m}")
+                doc_outcomes(docs, gram_sets, grams, df_table, m, cfg).orderBy("doc_id").write.mode(
+                    "overwrite").parquet(path)
+                outcomes = spark.read.parquet(path)
+                cells = cell_counts(outcomes, cfg)
+                transitions = transition_counts(previous, outcomes, cfg) if previous is not None else None
+                new = grid_rows(k, m, cells, transitions, cfg)
+                rows += new
+                counts["covered_documents"] = outcomes.where(F.col("n_sources")[0] > 0).count()
+                pivot = [r for r in new if r["c"] == cfg.pivot[2] and r["theta"] == cfg.pivot[3]]
+                counts["quilted_at_pivot_c_theta"] = pivot[0]["quilted"] if pivot else None
+                previous = outcomes
+        gram_sets.unpersist()
+        df_table.unpersist()
+    return rows
+
+
+def table1(rows: list[dict[str, Any]], cfg: SweepConfig) -> dict[str, list[dict[str, Any]]]:
+    """The four lines through the pivot (φ = smallest φ): the paper's Table 1 and Fig. 3."""
+    pk, pm, pc, pt = cfg.pivot
+    phi = cfg.phis[0]
+    at = {(r["k"], r["m"], r["c"], r["theta"]): r for r in rows if r["phi"] == phi}
+    lines = {
+        "k": [at[(k, pm, pc, pt)] for k in cfg.ks if (k, pm, pc, pt) in at],
+        "m": [at[(pk, m, pc, pt)] for m in cfg.ms if (pk, m, pc, pt) in at],
+        "c": [at[(pk, pm, c, pt)] for c in cfg.cs if (pk, pm, c, pt) in at],
+        "theta": [at[(pk, pm, pc, t)] for t in cfg.thetas if (pk, pm, pc, t) in at],
+    }
+    return lines
+
+
+def csv_text(rows: list[dict[str, Any]], columns: list[str] = COLUMNS) -> str:
+    """Rows as CSV (empty cells for None)."""
+    out = [",".join(columns)]
+    for r in rows:
+        out.append(",".join("" if r[c] is None else str(r[c]) for c in columns))
+    return "\n".join(out) + "\n"
+
+
+def _decreases(rows: list[dict[str, Any]], along: str, fixed: tuple[str, ...], rising: bool) -> int:
+    """Adjacent grid points along one parameter where the count rises (or falls)."""
+    series: dict[tuple, list[tuple[float, int]]] = {}
+    for r in rows:
+        series.setdefault(tuple(r[f] for f in fixed), []).append((r[along], r["quilted"]))
+    bad = 0
+    for points in series.values():
+        points.sort()
+        bad += sum(1 for (_, a), (_, b) in zip(points, points[1:], strict=False) if (b > a if rising else b < a))
+    return bad
+
+
+def monotonicity_summary(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Adjacent grid points where a count rises with θ or c (never, by Theorems 1-2) or falls
+    with m, and the pages behind Theorem 3's breaks (greedy covers can shrink as m grows)."""
+    breaks = [r["m_breaks"] for r in rows if r["m_breaks"]]
+    return {
+        "theta_violations": _decreases(rows, "theta", ("k", "m", "c", "phi"), rising=True),
+        "c_violations": _decreases(rows, "c", ("k", "m", "theta", "phi"), rising=True),
+        "m_count_decreases": _decreases(rows, "m", ("k", "c", "theta", "phi"), rising=False),
+        "m_break_points": len(breaks),
+        "m_break_pages_max": int(np.max(breaks)) if breaks else 0,
+    }
+
+
+def run(spark: SparkSession, cfg: SweepConfig) -> SweepRun:
+    """Run the sweep; writes docs/, outcomes/, sweep.csv, table1.csv, plots, report.html."""
+    from quiltdetect.sweep import report
+
+    cfg.validate()
+    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
+    metrics = RunMetrics(job="sweep")
+    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
+    docs = document_table(spark, cfg, metrics)
+    rows = sweep(spark, docs, cfg, metrics)
+    lines = table1(rows, cfg)
+    fs.write_text(spark, fs.join(cfg.output, "sweep.csv"), csv_text(rows))
+    fs.write_text(spark, fs.join(cfg.output, "table1.csv"),
+                  csv_text([dict(r, vary=name) for name, line in lines.items() for r in line], ["vary", *COLUMNS]))
+    checks = monotonicity_summary(rows)
+    with metrics.stage(spark, "report", "Fig. 3 plots and report.html") as counts:
+        counts["files"] = report.write_report(spark, cfg, rows, lines, checks)
+    fs.write_text(spark, fs.join(cfg.output, "metrics.json"),
+                  metrics.to_json({"parameters": {"pivot": cfg.pivot, "passes": cfg.passes()}, "monotonicity": checks}))
+    return SweepRun(cfg.output, metrics, rows)
+
+
+def format_summary(result: SweepRun, cfg: SweepConfig) -> str:
+    """Stages, then Table 1 (the lines through the pivot) and the monotonicity checks."""
+    lines = [f"quiltdetect sweep (pivot k,m,c,theta = {cfg.pivot}, {len(cfg.passes())} passes, "
+             f"{len(result.rows)} grid points) -> {result.output}", "stages:", *result.metrics.summary_lines()]
+    lines.append("Table 1 (one parameter varied around the pivot):")
+    lines.append(f"  {'vary':<6}{'k':>4}{'m':>5}{'c':>4}{'theta':>7}{'quilted':>10}{'avg src':>9}{'attrib':>8}{'m brk':>7}")
+    for name, line in table1(result.rows, cfg).items():
+        for r in line:
+            avg = "" if r["avg_sources"] is None else f"{r['avg_sources']:.2f}"
+            brk = "" if r["m_breaks"] is None else str(r["m_breaks"])
+            lines.append(f"  {name:<6}{r['k']:>4}{r['m']:>5}{r['c']:>4}{r['theta']:>7.2f}{r['quilted']:>10}"
+                         f"{avg:>9}{r['attributed']:>8}{brk:>7}")
+    checks = monotonicity_summary(result.rows)
+    lines.append("monotonicity: " + ", ".join(f"{k}={v}" for k, v in checks.items()))
+    return "\n".join(lines)

@@ -1,0 +1,122 @@
+"""One Spark pass per (k, m): each document's patch fraction and cover size (Theorems 1-3).
+
+The grams of one k are computed once and shared by every m; per m the quilt job's own
+transforms give patch grams, patch fractions and greedy covers for documents with
+patchfrac >= min θ. What every (θ, c, φ) needs follows from the per-document outcome
+``(patchfrac, n_sources[φ], n_attributed[φ])``, so no (θ, c) needs another pass.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from quiltdetect.ingest.table import SPILL
+from quiltdetect.quilts.patch_grams import (
+    doc_gram_sets,
+    doc_grams,
+    doc_patch_grams,
+    document_frequency,
+    patch_gram_table,
+)
+from quiltdetect.quilts.patchfrac import patchfrac, patchy_docs
+from quiltdetect.quilts.sources import candidate_triples, cover_sources, mark_attributed
+from quiltdetect.sweep.config import SweepConfig
+
+
+def gram_pass(docs: DataFrame, k: int, cfg: SweepConfig) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """(gram sets, exploded grams, document frequencies) of one k, persisted for all its m."""
+    with_counts = cfg.count_occurrences
+    gram_sets = doc_gram_sets(docs, k, foreign=cfg.foreign, with_counts=with_counts).persist(SPILL)
+    grams = doc_grams(gram_sets, with_counts=with_counts)
+    df_table = document_frequency(grams).persist(SPILL)
+    return gram_sets, grams, df_table
+
+
+def doc_outcomes(
+    docs: DataFrame, gram_sets: DataFrame, grams: DataFrame, df_table: DataFrame, m: int, cfg: SweepConfig
+) -> DataFrame:
+    """Per document with grams: doc_key, doc_id, n_grams, n_patch_grams, patchfrac,
+    n_sources and n_attributed (int arrays, one entry per φ of ``cfg.phis``).
+
+    Covers exist only for documents with patchfrac >= min θ (others get zeros), exactly as
+    the quilt job run with θ = min θ; a source counts for φ when it covered >= φ·|pgrams(d)|
+    grams at its pick, and is attributed when d links to its URL.
+    """
+    patch_rows = doc_patch_grams(grams, patch_gram_table(df_table, m))
+    fractions = patchfrac(gram_sets, patch_rows, count_occurrences=cfg.count_occurrences)
+    patchy = patchy_docs(fractions, min(cfg.thetas))
+    covers = mark_attributed(cover_sources(candidate_triples(patch_rows, patchy, foreign=cfg.foreign != "none")), docs)
+    need = F.col("n_patch_grams")
+    per_phi_sources = [F.sum((F.col("covered") >= F.lit(phi) * need).cast("int")) for phi in cfg.phis]
+    per_phi_attributed = [
+        F.sum(((F.col("covered") >= F.lit(phi) * need) & F.col("attributed")).cast("int")) for phi in cfg.phis
+    ]
+    sizes = (
+        covers.join(fractions.select(F.col("doc_key").alias("target"), "n_patch_grams"), on="target")
+        .groupBy(F.col("target").alias("doc_key"))
+        .agg(F.array(*per_phi_sources).alias("n_sources"), F.array(*per_phi_attributed).alias("n_attributed"))
+    )
+    zeros = F.array(*[F.lit(0) for _ in cfg.phis])
+    return (
+        fractions.join(sizes, on="doc_key", how="left")
+        .join(docs.select("doc_key", "doc_id"), on="doc_key")
+        .select(
+            "doc_key", "doc_id",
+            F.col("n_grams").cast("int").alias("n_grams"),
+            F.col("n_patch_grams").cast("int").alias("n_patch_grams"),
+            F.col("patchfrac").cast("double").alias("patchfrac"),
+            F.coalesce("n_sources", zeros).alias("n_sources"),
+            F.coalesce("n_attributed", zeros).alias("n_attributed"),
+        )
+    )
+
+
+def _index(value: Column, bounds: list) -> Column:
+    """The largest i with bounds[i] <= value, or -1: a sum of comparisons (bounds sorted)."""
+    return sum((value >= F.lit(b)).cast("int") for b in bounds) - F.lit(1)
+
+
+def _cells(outcomes: DataFrame, cfg: SweepConfig, prefix: str = "", *, exclude: bool = False) -> DataFrame:
+    """(phi index, θ index, c index) per document and φ; with ``exclude`` an attributed
+    document gets c index -1 (it is quilted nowhere)."""
+    exploded = outcomes.select(
+        "doc_key", "patchfrac",
+        F.posexplode(F.arrays_zip("n_sources", "n_attributed")).alias("phi_i", "z"),
+    )
+    t_i = _index(F.col("patchfrac"), cfg.thetas)
+    c_i = _index(F.col("z.n_sources"), cfg.cs)
+    if exclude:
+        c_i = F.when(F.col("z.n_attributed") > 0, F.lit(-1)).otherwise(c_i)
+    return exploded.select(
+        "doc_key", "phi_i",
+        t_i.alias(prefix + "t_i"), c_i.alias(prefix + "c_i"),
+        F.col("z.n_sources").alias(prefix + "n_sources"),
+        (F.col("z.n_attributed") > 0).alias(prefix + "attributed"),
+    )
+
+
+def cell_counts(outcomes: DataFrame, cfg: SweepConfig) -> list[tuple[int, int, int, bool, int, int]]:
+    """Rows (phi_i, t_i, c_i, attributed, documents, sum of n_sources): a few hundred at most."""
+    cells = _cells(outcomes, cfg).where((F.col("t_i") >= 0) & (F.col("c_i") >= 0))
+    rows = (
+        cells.groupBy("phi_i", "t_i", "c_i", "attributed")
+        .agg(F.count(F.lit(1)).alias("n"), F.sum("n_sources").alias("s"))
+        .collect()
+    )
+    return [(r.phi_i, r.t_i, r.c_i, bool(r.attributed), int(r.n), int(r.s)) for r in rows]
+
+
+def transition_counts(before: DataFrame, after: DataFrame, cfg: SweepConfig) -> list[tuple[int, int, int, int, int, int]]:
+    """Rows (phi_i, t_i before, c_i before, t_i after, c_i after, documents) between two m
+    of one k, for the documents quilted at some grid point before (Theorem 3's breaks)."""
+    b = _cells(before, cfg, "b_", exclude=cfg.exclude_attributed).where((F.col("b_t_i") >= 0) & (F.col("b_c_i") >= 0))
+    a = _cells(after, cfg, "a_", exclude=cfg.exclude_attributed)
+    rows = (
+        b.join(a, on=["doc_key", "phi_i"], how="left")
+        .groupBy("phi_i", "b_t_i", "b_c_i", F.coalesce("a_t_i", F.lit(-1)).alias("a_t_i"),
+                 F.coalesce("a_c_i", F.lit(-1)).alias("a_c_i"))
+        .agg(F.count(F.lit(1)).alias("n"))
+        .collect()
+    )
+    return [(r.phi_i, r.b_t_i, r.b_c_i, r.a_t_i, r.a_c_i, int(r.n)) for r in rows]

@@ -1,0 +1,185 @@
+"""The review tool without a browser: highlighting, labels, Table 2, and hostile input over HTTP."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+import urllib.error
+import urllib.request
+from urllib.parse import urlencode
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from review_run import HOSTILE, make_run
+
+from quiltdetect.kernel.grams import text_grams
+from quiltdetect.kernel.words import words
+from quiltdetect.review.data import ListQuery, Run, RunError
+from quiltdetect.review.highlight import NONE, highlight, word_spans
+from quiltdetect.review.labels import LabelStore, wilson_interval
+from quiltdetect.review.server import CSP, ReviewApp, serve_in_thread
+
+
+@pytest.mark.parametrize("text", ["", "İstanbul İİ straße", "a_b  C-d\nÉcole 42", "ǅemal ﬁle ΣΑΣ x"])
+def test_word_spans_match_the_kernel_tokeniser(text):
+    tokens, spans = word_spans(text)
+    assert tokens == words(text)
+    for token, (start, end) in zip(tokens, spans, strict=True):
+        assert text[start:end].lower() == token or token in text[start:end].lower()
+
+
+def test_highlight_colours_patches_in_pick_order():
+    a = "one two three four five six seven"
+    b = "alpha beta gamma delta epsilon zeta"
+    quilt = "one two three four five six | alpha beta gamma delta | zzz"
+    lit = highlight(quilt, [a, b, a], 3)
+    coloured = {piece: colour for piece, colour in lit.segments if colour != NONE}
+    assert coloured == {"one two three four five six": 0, "alpha beta gamma delta": 1}
+    assert [s.first for s in lit.sources] == [4, 2, 0]  # the repeated source adds nothing new
+    assert [s.recomputed for s in lit.sources] == [4, 2, 4]
+    assert "".join(p for p, _ in lit.segments) == quilt
+
+
+def test_highlight_recomputes_the_runs_shared_grams(tmp_path):
+    run = Run.open(make_run(tmp_path / "run"))
+    for quilt in run.quilts:
+        texts = run.texts([quilt["doc_id"], *[s["doc_id"] for s in quilt["sources"]]])
+        lit = highlight(texts[quilt["doc_id"]]["text"], [texts[s["doc_id"]]["text"] for s in quilt["sources"]], run.k)
+        assert [m.recomputed for m in lit.sources] == [s["shared"] for s in quilt["sources"]]
+        assert [m.first for m in lit.sources] == [s["covered"] for s in quilt["sources"]]
+        grams = np.unique(text_grams(texts[quilt["doc_id"]]["text"], run.k))
+        assert quilt["n_grams"] == grams.shape[0]
+
+
+def test_wilson_interval():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    low, high = wilson_interval(27, 100)  # the paper's pivot run: 27% spam of 100
+    assert 0.19 < low < 0.20 and 0.36 < high < 0.37
+    low, high = wilson_interval(0, 10)
+    assert low == 0.0 and 0.27 < high < 0.28
+
+
+def test_label_store_is_parameterised_and_keeps_runs_apart(tmp_path):
+    store = LabelStore(tmp_path / "l.sqlite")
+    evil = "x'); DROP TABLE labels; --"
+    store.set("run-a", evil, "spam", note=evil)
+    store.set("run-a", "d2", "not_spam")
+    store.set("run-a", "d2", "undecided", note="changed my mind")
+    store.set("run-b", "d1", "spam")
+    assert store.of_run("run-a")[evil][:2] == ("spam", evil)
+    assert store.of_run("run-a")["d2"][:2] == ("undecided", "changed my mind")
+    (a, b) = store.summaries()
+    assert (a.run, a.spam, a.not_spam, a.undecided, a.judged) == ("run-a", 1, 0, 1, 1)
+    assert (b.spam_share, b.judged) == (1.0, 1)
+    with pytest.raises(ValueError):
+        store.set("run-a", "d3", "ham")
+    with sqlite3.connect(tmp_path / "l.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 3
+
+
+def test_sample_is_uniform_seeded_and_reproducible(tmp_path):
+    run = Run.open(make_run(tmp_path / "run", n_quilts=12))
+    query = ListQuery.parse({"sample": ["5"], "seed": ["3"]})
+    first = [r["doc_id"] for r in run.select(query, {})]
+    assert len(first) == 5 and first == [r["doc_id"] for r in run.select(query, {})]
+    other = [r["doc_id"] for r in run.select(ListQuery.parse({"sample": ["5"], "seed": ["4"]}), {})]
+    assert other != first
+    everything = run.select(ListQuery.parse({"sample": ["500"]}), {})
+    assert sorted(r["doc_id"] for r in everything) == sorted(r["doc_id"] for r in run.quilts)
+    assert ListQuery.parse({"sort": ["; DROP"], "min_pf": ["nan?"], "page": ["-3"]}) == ListQuery()
+
+
+def test_open_rejects_a_directory_that_is_not_a_run(tmp_path):
+    with pytest.raises(RunError, match="no quilts/ table"):
+        Run.open(tmp_path)
+
+
+@pytest.fixture()
+def served(tmp_path):
+    run = Run.open(make_run(tmp_path / "run"))
+    app = ReviewApp(run, LabelStore(tmp_path / "labels.sqlite"))
+    server, base = serve_in_thread(app)
+    yield app, base
+    server.shutdown()
+    server.server_close()
+
+
+def fetch(url: str, data: dict | None = None, headers: dict | None = None):
+    body = urlencode(data).encode() if data is not None else None
+    request = urllib.request.Request(url, data=body, headers=headers or {})
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), err.read()
+
+
+def test_hostile_page_is_escaped_under_a_strict_policy(served):
+    app, base = served
+    status, headers, body = fetch(base + "/quilt?" + urlencode({"id": "quilt-0"}))
+    page = body.decode()
+    assert status == 200 and headers["Content-Security-Policy"] == CSP
+    assert "script-src 'self'" in CSP and "unsafe-inline" not in CSP
+    assert HOSTILE not in page and "<script>window" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page
+    assert "onerror=&quot;window.__pwned = 2&quot;" in page
+    assert "q0?a=1&amp;b=&lt;2&gt;" in page and "<2>" not in page
+    # the only scripts on the page are our own static file
+    assert page.count("<script") == 1 and '<script src="/static/review.js" defer></script>' in page
+
+
+@pytest.mark.parametrize("path", ["/static/../labels.sqlite", "/static/..%2f..%2fconfig.yaml", "/static/",
+                                  "/../../etc/passwd", "/static/review.js/../../data.py", "/docs/part-00000.parquet"])
+def test_no_path_reaches_the_file_system(served, path):
+    _, base = served
+    status, _, body = fetch(base + path)
+    assert status == 404 and b"root:" not in body
+
+
+def test_labels_need_the_token_and_a_known_quilt(served, tmp_path):
+    app, base = served
+    status, _, _ = fetch(base + "/label", {"doc_id": "quilt-0", "label": "spam", "token": "guess"})
+    assert status == 403
+    status, _, _ = fetch(base + "/label", {"doc_id": "nope", "label": "spam", "token": app.token})
+    assert status == 400
+    status, headers, _ = fetch(base + "/label", {"doc_id": "quilt-0", "label": "spam", "token": app.token,
+                                                 "note": "<b>x</b>", "ctx": "sort=doc_id&order=asc"})
+    assert status == 303 and "id=quilt-1" in headers["Location"]
+    assert app.store.of_run(app.run.key)["quilt-0"][:2] == ("spam", "<b>x</b>")
+    status, _, body = fetch(base + "/quilt?id=quilt-0")
+    assert "&lt;b&gt;x&lt;/b&gt;" in body.decode()
+    status, headers, _ = fetch(base + "/", headers={"Host": "evil.example:80"})
+    assert status == 421
+
+
+def test_exports_and_summary(served):
+    app, base = served
+    app.store.set(app.run.key, "quilt-0", "spam", "=HYPERLINK(1)")
+    app.store.set(app.run.key, "quilt-1", "not_spam")
+    status, headers, body = fetch(base + "/export.csv")
+    assert status == 200 and "attachment" in headers["Content-Disposition"]
+    lines = body.decode().splitlines()
+    assert lines[0].startswith("run,doc_id,url,label,note") and len(lines) == 3
+    status, _, body = fetch(base + "/export.parquet")
+    table = pq.read_table(io.BytesIO(body)).to_pylist()
+    assert [(r["doc_id"], r["label"]) for r in table] == [("quilt-0", "spam"), ("quilt-1", "not_spam")]
+    status, _, body = fetch(base + "/summary")
+    assert "50.0%" in body.decode()
+
+
+def test_command_line_export_and_bad_run(tmp_path, capsys):
+    from quiltdetect.cli import main
+
+    run_dir = make_run(tmp_path / "run")
+    LabelStore(run_dir / "labels.sqlite").set(str(run_dir.resolve()), "quilt-2", "undecided", "hmm")
+    assert main(["review", "--run", str(run_dir), "--export", str(tmp_path / "l.csv")]) == 0
+    assert "quilt-2,https://" in (tmp_path / "l.csv").read_text()
+    assert main(["review", "--run", str(tmp_path), "--export", str(tmp_path / "x.csv")]) == 2
+    assert "no quilts/ table" in capsys.readouterr().err
