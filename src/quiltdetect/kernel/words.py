@@ -43,9 +43,13 @@ def hash_word(word: str) -> int:
     return mmh3.hash64(word, WORD_SEED, signed=False)[0]
 
 
+def term_hashes(terms: list[str]) -> np.ndarray:
+    """Hashes of already-split terms in order (memoised): uint64 array of shape (n_terms,)."""
+    if not terms:
+        return np.empty(0, dtype=np.uint64)
+    return np.fromiter(map(_MEMO.__getitem__, terms), dtype=np.uint64, count=len(terms))
+
+
 def word_hashes(text: str | None) -> np.ndarray:
     """Hashes of the words of ``text`` in order: uint64 array of shape (n_words,)."""
-    tokens = words(text)
-    if not tokens:
-        return np.empty(0, dtype=np.uint64)
-    return np.fromiter(map(_MEMO.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+    return term_hashes(words(text))

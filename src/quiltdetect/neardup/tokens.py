@@ -14,17 +14,13 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-import mmh3
-import numpy as np
-
 from quiltdetect.ingest.urls import host_of
-from quiltdetect.kernel.words import WORD_RE, WORD_SEED
+from quiltdetect.kernel.words import WORD_RE, term_hashes  # noqa: F401 (term hashes are the kernel's memoised mmh3)
 
 # A URL written in running text: scheme://... or www.... up to white space.
 URL_IN_TEXT_RE = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
 URL_SPLIT_RE = re.compile(r"[/.]+")
 URL_TRAILING = ".,;:!?)]}>'\""
-MEMO_LIMIT = 2_000_000
 
 
 def url_terms(url: str) -> list[str]:
@@ -68,24 +64,3 @@ def page_terms(text: str | None, url: str | None = None, images: Iterable[str] |
         page_host = host_of(url)
         terms += [t for t in (image_term(src, page_host) for src in images) if t]
     return terms
-
-
-class _TermHashMemo(dict):
-    """term -> uint64 mmh3 hash (seed WORD_SEED, so plain words hash as in kernel.words)."""
-
-    def __missing__(self, term: str) -> int:
-        if len(self) >= MEMO_LIMIT:
-            self.clear()
-        value = mmh3.hash64(term, WORD_SEED, signed=False)[0]
-        self[term] = value
-        return value
-
-
-_MEMO = _TermHashMemo()
-
-
-def term_hashes(terms: list[str]) -> np.ndarray:
-    """64-bit hashes of terms, in order: uint64 array (n_terms,)."""
-    if not terms:
-        return np.empty(0, dtype=np.uint64)
-    return np.fromiter(map(_MEMO.__getitem__, terms), dtype=np.uint64, count=len(terms))
