@@ -18,6 +18,7 @@ from quiltdetect.quilts.patch_grams import (
     doc_patch_grams,
     document_frequency,
     patch_gram_table,
+    with_server,
 )
 from quiltdetect.quilts.patchfrac import patchfrac, patchy_docs
 from quiltdetect.quilts.sources import candidate_triples, cover_sources, mark_attributed
@@ -27,7 +28,7 @@ from quiltdetect.sweep.config import SweepConfig
 def gram_pass(docs: DataFrame, k: int, cfg: SweepConfig) -> tuple[DataFrame, DataFrame, DataFrame]:
     """(gram sets, exploded grams, document frequencies) of one k, persisted for all its m."""
     with_counts = cfg.count_occurrences
-    gram_sets = doc_gram_sets(docs, k, foreign=cfg.foreign, with_counts=with_counts).persist(SPILL)
+    gram_sets = with_server(doc_gram_sets(docs, k, with_counts=with_counts), docs, cfg.foreign).persist(SPILL)
     grams = doc_grams(gram_sets, with_counts=with_counts)
     df_table = document_frequency(grams).persist(SPILL)
     return gram_sets, grams, df_table
