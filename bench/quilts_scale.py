@@ -1,0 +1,427 @@
+"""Benchmark of the quilt job at scale: time per stage and end to end against N pages.
+
+One command runs everything and writes ``<out>/quilts_scale.json`` and ``<out>/quilts_scale.png``:
+
+    PYTHONPATH=src python bench/quilts_scale.py --sizes 10000 25000 100000 --out bench/results
+
+For each N it generates (once, cached in ``--work``) a corpus from the real prose in
+``../shared/data`` with the project's generator (sites of Zipf-like sizes, per-site
+boilerplate, mirrors, near-copies, planted quilts, log-normal page lengths around 450 words),
+then runs the real quilt job (the ``quiltdetect quilts`` code path, Parquet input, local[2])
+in a fresh process and records: seconds per stage and in total, pages/s and words/s per core,
+peak memory (RSS of the driver's Python process, of the JVM, and of the Python workers,
+sampled every 0.2 s; plus the JVM's own peak heap from the Spark REST API), shuffle bytes,
+and per Spark stage the longest task's share of the stage.
+
+In the same run it also times
+
+* ``--port-max N``: a straightforward port of the paper's figure 5 (``bench/quilts_naive.py``:
+  Python string k-grams, plain RDDs) on every size up to N, for the side-by-side ratio;
+* the kernel alone (tokenise + hash + combine + distinct, one core) against the plain
+  tokenise-and-hash rate (``re.findall`` + ``mmh3.hash64`` per word, no memo);
+* ``--warc-pages N``: ingestion from WARC (the same generator, written as WARC);
+* ``--skew-pages N``: two skewed corpora derived from the N-page one: one where a boilerplate
+  line (hence its 5-grams) occurs in every page, one where 1 % of pages are 100x longer.
+
+Load on this shared 2-core machine varies; every record carries ``uptime``'s load averages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from datetime import datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+CORES = 2
+
+
+def load_average() -> list[float]:
+    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+
+
+# --------------------------------------------------------------------------- corpora
+
+
+def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Path, dict]:
+    """The N-page corpus (cached): its path and {pages, words}."""
+    from quiltdetect.corpus.generate import find_shared_data, generate, load_prose, write_table, write_warc
+
+    suffix = "warc.gz" if fmt == "warc" else fmt
+    path = work / f"c{n}-s{seed}.{suffix}"
+    meta_path = work / f"c{n}-s{seed}.{suffix}.meta.json"
+    if meta_path.exists():
+        return path, json.loads(meta_path.read_text())
+    shared = find_shared_data(REPO) or find_shared_data(REPO.parent)
+    if shared is None:
+        raise SystemExit("shared data not found (../shared/data)")
+    corpus = generate(load_prose(shared), n, seed)
+    if fmt == "warc":
+        write_warc(corpus, path)
+    else:
+        write_table(corpus, path, fmt)
+    meta = {"pages": len(corpus.pages), "words": corpus.n_words}
+    meta_path.write_text(json.dumps(meta))
+    return path, meta
+
+
+def make_skewed(work: Path, base: Path, kind: str) -> tuple[Path, dict]:
+    """A skewed variant of a Parquet corpus: ``boilerplate`` or ``long`` (see module doc)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = work / f"{base.name.split('.')[0]}-{kind}.parquet"
+    meta_path = Path(str(path) + ".meta.json")
+    if meta_path.exists():
+        return path, json.loads(meta_path.read_text())
+    table = pq.read_table(base)
+    texts = table.column("text").to_pylist()
+    rng = np.random.default_rng(7)
+    if kind == "boilerplate":
+        line = "\nThis page is part of the quiltdetect benchmark network all rights reserved\n"
+        texts = [t + line for t in texts]
+    elif kind == "long":
+        for i in range(0, len(texts), 100):  # 1 % of pages, 100x longer: its own text + 99 shuffles
+            tokens = texts[i].split()
+            parts = [texts[i]]
+            for _ in range(99):
+                parts.append(" ".join(tokens[j] for j in rng.permutation(len(tokens))))
+            texts[i] = "\n".join(parts)
+    else:
+        raise ValueError(kind)
+    table = table.set_column(table.column_names.index("text"), "text", pa.array(texts, pa.string()))
+    path.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path / "part-00000.parquet", compression="zstd", row_group_size=20_000)
+    words = sum(len(re.findall(r"[^\W_]+", t)) for t in texts)
+    meta = {"pages": len(texts), "words": words}
+    meta_path.write_text(json.dumps(meta))
+    return path, meta
+
+
+# --------------------------------------------------------------------------- one measured run
+
+
+class MemorySampler(threading.Thread):
+    """Peak RSS of this process's descendants every 0.2 s: the JVM, and the Python workers."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak = {"jvm_rss": 0, "python_workers_rss": 0}
+        self.stop_flag = threading.Event()
+
+    @staticmethod
+    def _processes() -> dict[int, tuple[int, str, int]]:
+        procs = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                ppid = int(stat.rsplit(")", 1)[1].split()[1])
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+                rss = int(Path(f"/proc/{entry}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, IndexError, ValueError):
+                continue
+            procs[int(entry)] = (ppid, cmd, rss)
+        return procs
+
+    def sample(self) -> None:
+        procs = self._processes()
+        me = os.getpid()
+        jvm = workers = 0
+        for pid, (_, cmd, rss) in procs.items():
+            p, seen = procs[pid][0], 0
+            while p not in (me, 0, 1) and p in procs and seen < 10:
+                p, seen = procs[p][0], seen + 1
+            if p != me or pid == me:
+                continue
+            if cmd.endswith("java"):
+                jvm += rss
+            elif "python" in cmd:
+                workers += rss
+        self.peak["jvm_rss"] = max(self.peak["jvm_rss"], jvm)
+        self.peak["python_workers_rss"] = max(self.peak["python_workers_rss"], workers)
+
+    def run(self) -> None:
+        while not self.stop_flag.is_set():
+            self.sample()
+            time.sleep(0.2)
+
+
+def _rest(base: str, path: str):
+    with urllib.request.urlopen(base + "/api/v1" + path, timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def _time(s: str) -> float:
+    return datetime.strptime(s.replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+
+
+def spark_figures(spark) -> dict:
+    """Shuffle bytes, peak JVM heap and the longest task's share per stage, from the REST API."""
+    sc = spark.sparkContext
+    base = sc.uiWebUrl
+    app = sc.applicationId
+    stages = _rest(base, f"/applications/{app}/stages?status=complete")
+    shuffle_write = sum(s.get("shuffleWriteBytes", 0) for s in stages)
+    per_stage = []
+    for s in stages:
+        wall = _time(s["completionTime"]) - _time(s["submissionTime"])
+        if wall < 1.0 or s["numTasks"] < 2:
+            continue
+        summary = _rest(base, f"/applications/{app}/stages/{s['stageId']}/{s['attemptId']}/taskSummary?quantiles=0.5,1.0")
+        longest = summary["duration"][1] / 1000
+        total = s["executorRunTime"] / 1000
+        ideal = total / min(CORES, s["numTasks"])
+        per_stage.append({
+            "stage": s["stageId"], "name": (s.get("description") or s["name"])[:90], "tasks": s["numTasks"],
+            "seconds": round(wall, 2), "longest_task": round(longest, 2),
+            "longest_share": round(longest / wall, 3) if wall else None,
+            # 1.0 = the longest task took no longer than a perfectly balanced share of the work
+            "straggler_ratio": round(longest / ideal, 2) if ideal else None,
+        })
+    heap = 0
+    for ex in _rest(base, f"/applications/{app}/allexecutors"):
+        heap = max(heap, (ex.get("peakMemoryMetrics") or {}).get("JVMHeapMemory", 0))
+    worst = max(per_stage, key=lambda s: s["longest_task"] * (s["straggler_ratio"] or 0), default=None)
+    return {"shuffle_write_bytes": shuffle_write, "jvm_peak_heap": heap, "stages": per_stage, "worst_stage": worst}
+
+
+def run_one(args: argparse.Namespace) -> None:
+    """Child process: one quilt run (or one naive-port run) with its figures, as JSON."""
+    sampler = MemorySampler()
+    sampler.start()
+    t0 = time.perf_counter()
+    spark_conf = [
+        "spark.master=local[2]",
+        f"spark.driver.memory={args.driver_memory}",
+        "spark.ui.enabled=true",
+        "spark.ui.showConsoleProgress=false",
+        "spark.executor.processTreeMetrics.enabled=true",
+        "spark.executor.metrics.pollingInterval=500",
+        "spark.log.level=ERROR",
+    ] + list(args.set)
+    out: dict = {"mode": args.mode, "input": args.input, "load_before": load_average()}
+    if args.mode == "naive":
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.appName("naive-port")
+        for item in spark_conf:
+            key, value = item.split("=", 1)
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        sys.path.insert(0, str(HERE))
+        from quilts_naive import naive_quilts
+
+        try:
+            res = naive_quilts(spark, args.input, args.output)
+            out.update(res)
+            out["stage_seconds"] = {}
+            out.update(spark_figures(spark))
+        finally:
+            spark.stop()
+    else:
+        from quiltdetect.cli import build_parser, quilt_config, start_job
+        from quiltdetect.quilts import job
+
+        cli = ["quilts", "--input", args.input, "--output", args.output, "--overwrite", "--top", "0"]
+        for item in spark_conf:
+            cli += ["--set", item]
+        cfg = quilt_config(build_parser().parse_args(cli))
+        spark = start_job("quiltdetect-bench", cfg, local=True)
+        try:
+            result = job.run(spark, cfg)
+            out["seconds"] = round(time.perf_counter() - t0, 3)
+            out["stage_seconds"] = {k: v.get("seconds") for k, v in result.metrics.stages.items()}
+            out["counts"] = {k: {c: v for c, v in s.items() if c != "seconds"} for k, s in result.metrics.stages.items()}
+            out["quilts"] = result.metrics.stages.get("quilts", {}).get("quilts")
+            out.update(spark_figures(spark))
+        finally:
+            spark.stop()
+    sampler.stop_flag.set()
+    sampler.sample()
+    out.update(sampler.peak)
+    out["driver_python_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out["load_after"] = load_average()
+    Path(args.json).write_text(json.dumps(out, indent=2))
+
+
+def child(mode: str, input_path: Path, output: Path, json_path: Path, opts: argparse.Namespace) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "one", "--mode", mode, "--input", str(input_path),
+           "--output", str(output), "--json", str(json_path), "--driver-memory", opts.driver_memory]
+    for item in opts.set:
+        cmd += ["--set", item]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    res = json.loads(json_path.read_text())
+    res["process_seconds"] = round(time.perf_counter() - t0, 3)
+    return res
+
+
+# --------------------------------------------------------------------------- the kernel alone
+
+
+def kernel_rates(corpus: Path, n_pages: int = 3000) -> dict:
+    """Words/s on one core: plain tokenise+hash, the memoised hash, and the whole per-doc kernel."""
+    import mmh3
+    import pyarrow.parquet as pq
+
+    from quiltdetect.kernel.grams import distinct_grams
+    from quiltdetect.kernel.words import WORD_RE, WORD_SEED, word_hashes
+
+    texts = pq.read_table(corpus).column("text").to_pylist()[:n_pages]
+    n_words = sum(len(WORD_RE.findall(t.lower())) for t in texts)
+
+    def plain(text: str):
+        return [mmh3.hash64(w, WORD_SEED, signed=False)[0] for w in WORD_RE.findall(text.lower())]
+
+    try:
+        from quiltdetect.kernel import batch as kbatch
+    except ImportError:
+        kbatch = None
+
+    rates = {}
+    for name, fn in (("tokenise", lambda t: WORD_RE.findall(t.lower())), ("tokenise_hash_plain", plain),
+                     ("tokenise_hash_memo", word_hashes), ("kernel_per_doc", lambda t: distinct_grams(t, 5))):
+        best = 0.0
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for t in texts:
+                fn(t)
+            best = max(best, n_words / (time.perf_counter() - t0))
+        rates[name] = round(best)
+    if kbatch is not None:
+        best = 0.0
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for i in range(0, len(texts), 2000):
+                kbatch.batch_gram_sets(texts[i : i + 2000], 5)
+            best = max(best, n_words / (time.perf_counter() - t0))
+        rates["kernel_batch"] = round(best)
+    rates["words"] = n_words
+    rates["pages"] = len(texts)
+    rates["load"] = load_average()
+    return rates
+
+
+# --------------------------------------------------------------------------- report
+
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for key, label in (("quilts", "quiltdetect quilts"), ("naive", "straightforward port (fig. 5)")):
+        pts = sorted((r["pages"], r["seconds"]) for r in results["runs"] if r["mode"] == key)
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
+    pts = sorted((r["pages"], r["seconds"]) for r in results["runs"] if r["mode"] == "quilts")
+    if pts:
+        n0, t0 = pts[0]
+        ax.plot([p[0] for p in pts], [t0 * p[0] / n0 for p in pts], ":", color="grey", label="linear from smallest N")
+    ax.set_xlabel("pages")
+    ax.set_ylabel("seconds, end to end (local[2])")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    ax.set_title("quilt job: time against corpus size")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def summary(results: dict) -> str:
+    lines = [f"{'run':<28}{'pages':>9}{'s':>9}{'pages/s/core':>14}{'words/s/core':>14}{'jvm GB':>8}{'py-w GB':>8}"
+             f"{'drv GB':>8}{'shuffle MB':>11}{'load':>6}"]
+    for r in results["runs"]:
+        lines.append(
+            f"{r['label']:<28}{r['pages']:>9}{r['seconds']:>9.1f}{r['pages_per_s_core']:>14.0f}"
+            f"{r['words_per_s_core']:>14.0f}{r['jvm_rss'] / 2**30:>8.2f}{r['python_workers_rss'] / 2**30:>8.2f}"
+            f"{r['driver_python_peak_rss'] / 2**30:>8.2f}{r['shuffle_write_bytes'] / 2**20:>11.0f}"
+            f"{r['load_before'][0]:>6.1f}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd")
+    one = sub.add_parser("one")
+    one.add_argument("--mode", choices=["quilts", "naive"], default="quilts")
+    one.add_argument("--input", required=True)
+    one.add_argument("--output", required=True)
+    one.add_argument("--json", required=True)
+    one.add_argument("--driver-memory", default="3g")
+    one.add_argument("--set", action="append", default=[])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 25000, 100000])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/quiltdetect-bench"), help="corpora and outputs")
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--port-max", type=int, default=25000, help="run the naive port on sizes up to this N")
+    ap.add_argument("--warc-pages", type=int, default=10000, help="WARC ingestion run size (0: skip)")
+    ap.add_argument("--skew-pages", type=int, default=25000, help="skewed corpora size (0: skip)")
+    ap.add_argument("--driver-memory", default="3g")
+    ap.add_argument("--set", action="append", default=[], help="extra Spark/quilt settings KEY=VALUE")
+    ap.add_argument("--only", choices=["quilts", "naive", "kernel", "warc", "skew"], action="append")
+    args = ap.parse_args()
+    if args.cmd == "one":
+        run_one(args)
+        return
+    args.work.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    only = set(args.only or ["quilts", "naive", "kernel", "warc", "skew"])
+    results: dict = {"command": " ".join(sys.argv), "cores": CORES, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                     "runs": []}
+    out_json = args.out / "quilts_scale.json"
+
+    def record(label: str, mode: str, meta: dict, res: dict) -> None:
+        res.update(label=label, mode=mode, pages=meta["pages"], words=meta["words"])
+        res["pages_per_s_core"] = meta["pages"] / res["seconds"] / CORES
+        res["words_per_s_core"] = meta["words"] / res["seconds"] / CORES
+        results["runs"].append(res)
+        out_json.write_text(json.dumps(results, indent=2))
+        print(summary(results), flush=True)
+
+    for n in sorted(args.sizes):
+        path, meta = make_corpus(args.work, n, args.seed)
+        if "quilts" in only:
+            res = child("quilts", path, args.work / f"q{n}", args.work / f"q{n}.json", args)
+            record(f"quilts parquet {n}", "quilts", meta, res)
+        if "naive" in only and n <= args.port_max:
+            res = child("naive", path, args.work / f"naive{n}", args.work / f"naive{n}.json", args)
+            record(f"naive port {n}", "naive", meta, res)
+    if "kernel" in only:
+        path, _ = make_corpus(args.work, min(args.sizes), args.seed)
+        results["kernel"] = kernel_rates(path)
+        print(json.dumps(results["kernel"]), flush=True)
+    if "warc" in only and args.warc_pages:
+        path, meta = make_corpus(args.work, args.warc_pages, args.seed, fmt="warc")
+        res = child("quilts", path, args.work / f"w{args.warc_pages}", args.work / f"w{args.warc_pages}.json", args)
+        record(f"quilts warc {args.warc_pages}", "warc", meta, res)
+    if "skew" in only and args.skew_pages:
+        base, _ = make_corpus(args.work, args.skew_pages, args.seed)
+        for kind in ("boilerplate", "long"):
+            path, meta = make_skewed(args.work, base, kind)
+            res = child("quilts", path, args.work / f"skew-{kind}", args.work / f"skew-{kind}.json", args)
+            record(f"skew {kind} {args.skew_pages}", f"skew-{kind}", meta, res)
+    results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    out_json.write_text(json.dumps(results, indent=2))
+    plot(results, args.out / "quilts_scale.png")
+    print(summary(results))
+
+
+if __name__ == "__main__":
+    main()
