@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import time
 from collections import Counter
 from operator import add
@@ -46,6 +47,7 @@ def greedy(pairs: list[tuple[str, str]]) -> list[tuple[str, int, int]]:
 
 def naive_quilts(spark, inputs: str, output: str, k: int = 5, m: int = 50, c: int = 4, theta: float = 0.5) -> dict:
     """Run the port on a Parquet table of (id, url, text); write the quilts as JSON lines."""
+    shutil.rmtree(output, ignore_errors=True)
     t0 = time.perf_counter()
     docs = spark.read.parquet(inputs).select("id", "text").rdd.map(lambda r: (r[0], r[1]))
     grams = docs.flatMap(lambda d: [(g, d[0]) for g in kgram_set(d[1], k)]).cache()  # (gram, doc)

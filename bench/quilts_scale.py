@@ -55,7 +55,13 @@ def load_average() -> list[float]:
 
 def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Path, dict]:
     """The N-page corpus (cached): its path and {pages, words}."""
-    from quiltdetect.corpus.generate import find_shared_data, generate, load_prose, write_table, write_warc
+    from quiltdetect.corpus.generate import (
+        find_shared_data,
+        generate,
+        load_prose,
+        write_table,
+        write_warc,
+    )
 
     suffix = "warc.gz" if fmt == "warc" else fmt
     path = work / f"c{n}-s{seed}.{suffix}"
@@ -118,6 +124,8 @@ class MemorySampler(threading.Thread):
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.peak = {"jvm_rss": 0, "python_workers_rss": 0}
+        self.cpu: dict[int, float] = {}  # pid -> latest utime + stime (s) of every descendant seen
+        self.timeline: list[tuple[float, float]] = []  # (perf_counter, CPU seconds so far)
         self.stop_flag = threading.Event()
 
     @staticmethod
@@ -131,25 +139,30 @@ class MemorySampler(threading.Thread):
                 ppid = int(stat.rsplit(")", 1)[1].split()[1])
                 cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
                 rss = int(Path(f"/proc/{entry}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                fields = stat.rsplit(")", 1)[1].split()
+                cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
             except (OSError, IndexError, ValueError):
                 continue
-            procs[int(entry)] = (ppid, cmd, rss)
+            procs[int(entry)] = (ppid, cmd, rss, cpu)
         return procs
 
     def sample(self) -> None:
         procs = self._processes()
         me = os.getpid()
         jvm = workers = 0
-        for pid, (_, cmd, rss) in procs.items():
+        for pid, (_, cmd, rss, cpu) in procs.items():
             p, seen = procs[pid][0], 0
             while p not in (me, 0, 1) and p in procs and seen < 10:
                 p, seen = procs[p][0], seen + 1
             if p != me or pid == me:
                 continue
+            self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu)
             if cmd.endswith("java"):
                 jvm += rss
             elif "python" in cmd:
                 workers += rss
+        mine = os.times()
+        self.timeline.append((time.perf_counter(), sum(self.cpu.values()) + mine.user + mine.system))
         self.peak["jvm_rss"] = max(self.peak["jvm_rss"], jvm)
         self.peak["python_workers_rss"] = max(self.peak["python_workers_rss"], workers)
 
@@ -183,19 +196,39 @@ def spark_figures(spark) -> dict:
         summary = _rest(base, f"/applications/{app}/stages/{s['stageId']}/{s['attemptId']}/taskSummary?quantiles=0.5,1.0")
         longest = summary["duration"][1] / 1000
         total = s["executorRunTime"] / 1000
-        ideal = total / min(CORES, s["numTasks"])
+        mean = total / s["numTasks"]
         per_stage.append({
             "stage": s["stageId"], "name": (s.get("description") or s["name"])[:90], "tasks": s["numTasks"],
             "seconds": round(wall, 2), "longest_task": round(longest, 2),
             "longest_share": round(longest / wall, 3) if wall else None,
-            # 1.0 = the longest task took no longer than a perfectly balanced share of the work
-            "straggler_ratio": round(longest / ideal, 2) if ideal else None,
+            # longest task / mean task: 1.0 = perfectly even tasks
+            "straggler_ratio": round(longest / mean, 2) if mean else None,
         })
     heap = 0
     for ex in _rest(base, f"/applications/{app}/allexecutors"):
         heap = max(heap, (ex.get("peakMemoryMetrics") or {}).get("JVMHeapMemory", 0))
-    worst = max(per_stage, key=lambda s: s["longest_task"] * (s["straggler_ratio"] or 0), default=None)
+    # the stage where one task weighs most: longest task's share of the stage's wall time,
+    # among stages with more tasks than cores (with <= 2 tasks on 2 cores the share is ~1 by design)
+    many = [s for s in per_stage if s["tasks"] > CORES]
+    worst = max(many, key=lambda s: s["longest_share"] or 0, default=None)
     return {"shuffle_write_bytes": shuffle_write, "jvm_peak_heap": heap, "stages": per_stage, "worst_stage": worst}
+
+
+def stage_cpu(timeline: list[tuple[float, float]], start: float, stages: dict) -> dict:
+    """CPU seconds spent during each stage (stages ran one after another from ``start``)."""
+    import bisect
+
+    times = [t for t, _ in timeline]
+
+    def cpu_at(t: float) -> float:
+        i = min(max(bisect.bisect_left(times, t), 0), len(timeline) - 1)
+        return timeline[i][1]
+
+    out, t = {}, start
+    for name, seconds in stages.items():
+        out[name] = round(cpu_at(t + (seconds or 0)) - cpu_at(t), 1)
+        t += seconds or 0
+    return out
 
 
 def run_one(args: argparse.Namespace) -> None:
@@ -221,6 +254,7 @@ def run_one(args: argparse.Namespace) -> None:
             key, value = item.split("=", 1)
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
+        spark.sparkContext.addPyFile(str(HERE / "quilts_naive.py"))  # the workers import it too
         sys.path.insert(0, str(HERE))
         from quilts_naive import naive_quilts
 
@@ -241,17 +275,23 @@ def run_one(args: argparse.Namespace) -> None:
         cfg = quilt_config(build_parser().parse_args(cli))
         spark = start_job("quiltdetect-bench", cfg, local=True)
         try:
+            t_job = time.perf_counter()
             result = job.run(spark, cfg)
             out["seconds"] = round(time.perf_counter() - t0, 3)
             out["stage_seconds"] = {k: v.get("seconds") for k, v in result.metrics.stages.items()}
             out["counts"] = {k: {c: v for c, v in s.items() if c != "seconds"} for k, s in result.metrics.stages.items()}
             out["quilts"] = result.metrics.stages.get("quilts", {}).get("quilts")
+            out["stage_cpu_seconds"] = stage_cpu(sampler.timeline, t_job, out["stage_seconds"])
             out.update(spark_figures(spark))
         finally:
             spark.stop()
     sampler.stop_flag.set()
     sampler.sample()
     out.update(sampler.peak)
+    me = os.times()
+    # CPU seconds of the whole run: this driver process, the JVM and every Python worker (a
+    # worker that lived less than one 0.2 s sample is missed). Load-independent, unlike wall time.
+    out["cpu_seconds"] = round(sum(sampler.cpu.values()) + me.user + me.system, 2)
     out["driver_python_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out["load_after"] = load_average()
     Path(args.json).write_text(json.dumps(out, indent=2))
@@ -346,12 +386,13 @@ def plot(results: dict, path: Path) -> None:
 
 def summary(results: dict) -> str:
     lines = [f"{'run':<28}{'pages':>9}{'s':>9}{'pages/s/core':>14}{'words/s/core':>14}{'jvm GB':>8}{'py-w GB':>8}"
-             f"{'drv GB':>8}{'shuffle MB':>11}{'load':>6}"]
+             f"{'drv GB':>8}{'shuffle MB':>11}{'cpu s':>8}{'pages/cpu-s':>12}{'load':>6}"]
     for r in results["runs"]:
         lines.append(
             f"{r['label']:<28}{r['pages']:>9}{r['seconds']:>9.1f}{r['pages_per_s_core']:>14.0f}"
             f"{r['words_per_s_core']:>14.0f}{r['jvm_rss'] / 2**30:>8.2f}{r['python_workers_rss'] / 2**30:>8.2f}"
             f"{r['driver_python_peak_rss'] / 2**30:>8.2f}{r['shuffle_write_bytes'] / 2**20:>11.0f}"
+            f"{r['cpu_seconds']:>8.0f}{r['pages_per_cpu_s']:>12.0f}"
             f"{r['load_before'][0]:>6.1f}")
     return "\n".join(lines)
 
@@ -391,6 +432,7 @@ def main() -> None:
         res.update(label=label, mode=mode, pages=meta["pages"], words=meta["words"])
         res["pages_per_s_core"] = meta["pages"] / res["seconds"] / CORES
         res["words_per_s_core"] = meta["words"] / res["seconds"] / CORES
+        res["pages_per_cpu_s"] = meta["pages"] / res["cpu_seconds"]
         results["runs"].append(res)
         out_json.write_text(json.dumps(results, indent=2))
         print(summary(results), flush=True)

@@ -12,6 +12,11 @@ from pyspark.sql import SparkSession
 BASE_CONF: dict[str, str] = {
     "spark.sql.adaptive.enabled": "true",
     "spark.sql.adaptive.coalescePartitions.enabled": "true",
+    # coalesce small shuffle partitions to the advisory size (64 MB) instead of keeping as many
+    # as possible: every task costs a Python round trip, and most shuffles here are small
+    "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
+    # ... also for cached (persisted) plans, which otherwise keep all spark.sql.shuffle.partitions
+    "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.ui.showConsoleProgress": "true",
     "spark.sql.session.timeZone": "UTC",

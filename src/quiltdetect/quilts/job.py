@@ -20,23 +20,18 @@ from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
 from quiltdetect.ingest.read import resolve_inputs
 from quiltdetect.ingest.table import SPILL, document_table, ingestion_key
-from quiltdetect.quilts.config import QuiltConfig
-from quiltdetect.quilts.patch_grams import (
-    doc_gram_sets,
-    doc_grams,
-    doc_patch_grams,
-    document_frequency,
-    patch_gram_table,
-    with_server,
-)
-from quiltdetect.quilts.patchfrac import patchfrac, patchy_docs
-from quiltdetect.quilts.sources import (
-    assemble_quilts,
-    candidate_triples,
-    cover_sizes,
+from quiltdetect.quilts.bucketed import (
+    bucket_count,
     cover_sources,
-    keep_contributing,
+    doc_buckets,
+    fractions_of,
+    gram_bucket_counts,
+    gram_buckets,
+    patch_counts,
 )
+from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.patchfrac import patchy_docs
+from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contributing
 
 log = logging.getLogger(__name__)
 
@@ -52,72 +47,66 @@ class QuiltRun:
 
 def gram_sets_stage(
     spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics, state: RunState | None
-) -> DataFrame:
-    """(doc_key, n_grams, grams[, counts]) per document with grams; written once per k and reused."""
+) -> tuple[DataFrame, int]:
+    """The gram-bucket table of the documents (see ``bucketed``) and its bucket count.
+
+    Independent of m, c and θ: written once per k and reused by a rerun with other parameters.
+    """
     with_counts = cfg.count_occurrences
-    name = f"grams-k{cfg.k}" + ("-occurrences" if with_counts else "") + ("-collapsed" if cfg.collapse_near_duplicates else "")
+    name = f"gram-buckets-k{cfg.k}" + ("-occurrences" if with_counts else "") + (
+        "-collapsed" if cfg.collapse_near_duplicates else "")
     table = f"{STATE_DIR}/work/{name}"
     # The gram sets depend on the inputs, k, the counting mode and which documents are kept.
-    key = fingerprint([state.inputs_key if state else "", cfg.k, with_counts, cfg.collapse_near_duplicates])
-    with metrics.stage(spark, "grams", f"{cfg.k}-gram sets per document") as counts:
+    key = fingerprint([state.inputs_key if state else "", cfg.k, with_counts, cfg.collapse_near_duplicates,
+                       "buckets-v1"])
+    with metrics.stage(spark, "grams", f"{cfg.k}-gram sets per document, as gram buckets") as counts:
         done = state.stage(name, key) if state is not None else None
-        if done is not None:
+        if done is not None and "gram_buckets" in done:
             counts.update(done)
             counts["reused"] = True
-            return spark.read.parquet(fs.join(cfg.output, table))
-        sets = doc_gram_sets(docs, cfg.k, with_counts=with_counts)
+            return spark.read.parquet(fs.join(cfg.output, table)), int(done["gram_buckets"])
+        n = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
+        buckets = gram_buckets(docs, cfg.k, n, with_counts=with_counts)
         if state is not None:
-            state.write_table(sets, table)
-            sets = spark.read.parquet(fs.join(cfg.output, table))
+            state.write_table(buckets, table)
+            buckets = spark.read.parquet(fs.join(cfg.output, table))
         else:
-            sets = sets.persist(SPILL)
-        row = sets.agg(F.count(F.lit(1)), F.sum(F.size("grams")), F.sum("n_grams")).first()
-        counts["documents_with_grams"] = int(row[0])
-        counts["doc_grams"] = int(row[1] or 0)
-        if with_counts:
-            counts["gram_occurrences"] = int(row[2] or 0)
+            buckets = buckets.persist(SPILL)
+        counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(buckets, n)
+        counts["gram_buckets"] = n
         if state is not None:
             state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
-    return sets
+    return buckets, n
 
 
 def find_quilts(
     spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics, state: RunState | None = None
 ) -> None:
     """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/."""
-    foreign = cfg.foreign != "none"
     with_counts = cfg.count_occurrences
-    base_sets = gram_sets_stage(spark, docs, cfg, metrics, state)
-    gram_sets = with_server(base_sets, docs, cfg.foreign)
-    grams = doc_grams(gram_sets, with_counts=with_counts)
+    grams, n_gram = gram_sets_stage(spark, docs, cfg, metrics, state)
+    n_docs = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
-        df_table = document_frequency(grams).persist(SPILL)
-        row = df_table.agg(
-            F.count(F.lit(1)), F.sum(((F.col("df") > 1) & (F.col("df") <= cfg.m)).cast("long"))
-        ).first()
-        counts["distinct_grams"] = int(row[0])
-        counts["patch_grams"] = int(row[1] or 0)
-        patch_rows = doc_patch_grams(grams, patch_gram_table(df_table, cfg.m)).persist(SPILL)
-        counts["doc_patch_grams"] = patch_rows.count()
-        df_table.unpersist()
+        doc_table = doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts,
+                                foreign=cfg.foreign).persist(SPILL)
+        counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(doc_table)
 
     with metrics.stage(spark, "patchfrac", f"patch fraction per document, keep >= {cfg.theta}") as counts:
-        fractions = patchfrac(gram_sets, patch_rows, count_occurrences=with_counts).persist(SPILL)
-        patchy = patchy_docs(fractions, cfg.theta)
-        counts["patchy_documents"] = patchy.count()
-        base_sets.unpersist()
+        fractions = fractions_of(doc_table).persist(SPILL)
+        counts["patchy_documents"] = patchy_docs(fractions, cfg.theta).count()
+        grams.unpersist()
 
     phi_note = f", drop sources covering < {cfg.phi} of pgrams" if cfg.phi > 0 else ""
     with metrics.stage(spark, "sources", f"(target, gram, source) triples, greedy cover per target{phi_note}") as counts:
-        triples = candidate_triples(patch_rows, patchy, foreign=foreign)
-        covers = keep_contributing(cover_sources(triples), fractions, cfg.phi).persist(SPILL)
+        picked = cover_sources(doc_table, cfg.theta, n_gram, n_docs, foreign=cfg.foreign != "none")
+        covers = keep_contributing(picked, fractions, cfg.phi).persist(SPILL)
         sizes = cover_sizes(covers).persist(SPILL)
         row = sizes.agg(F.count(F.lit(1)), F.sum("n_pairs"), F.sum("n_sources")).first()
         counts["covered_targets"] = int(row[0])
         counts["triples"] = int(row[1] or 0)
         counts["sources_picked"] = int(row[2] or 0)
-        patch_rows.unpersist()
+        doc_table.unpersist()
 
     with metrics.stage(spark, "quilts", f"keep documents with >= {cfg.c} sources, write quilts/") as counts:
         quilts = assemble_quilts(fractions, covers, docs, cfg.c, exclude_attributed=cfg.exclude_attributed)
@@ -130,11 +119,11 @@ def find_quilts(
         )
         write_table(spark, stats.orderBy("doc_id"), cfg.output, "doc_stats", state)
         written = spark.read.parquet(fs.join(cfg.output, "quilts"))
-        counts["quilts"] = written.count()
+        row = written.agg(F.count(F.lit(1)), F.avg(F.size("sources")), F.sum(F.col("attributed").cast("long"))).first()
+        counts["quilts"] = int(row[0])
         if counts["quilts"]:
-            avg = written.agg(F.avg(F.size("sources"))).first()[0]
-            counts["avg_sources"] = round(float(avg), 2)
-            counts["attributed"] = written.where("attributed").count()
+            counts["avg_sources"] = round(float(row[1]), 2)
+            counts["attributed"] = int(row[2] or 0)
         for frame in (fractions, covers, sizes):
             frame.unpersist()
 

@@ -1,0 +1,173 @@
+"""Batch kernels of the quilt dataflow: (gram, doc) pairs as flat numpy arrays, split in buckets.
+
+The Spark job moves these arrays between tasks as a few large binary values per bucket instead
+of one row per (doc, gram) pair: shuffling bytes is cheap, per-row work is not. Everything here
+works on flat int64 arrays and is independent of how the pairs were split into batches or
+buckets, so the results are the same for any partitioning.
+
+Gram buckets are the top bits of the fingerprint, so a gram-sorted array is already grouped
+by bucket (``bucket_bounds``). Doc buckets are ``doc_key mod n``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from quiltdetect.kernel.cover import _ranges, greedy_cover
+from quiltdetect.kernel.grams import gram_fingerprints
+from quiltdetect.kernel.words import word_hashes
+
+_EMPTY_I64 = np.empty(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class BatchGrams:
+    """The distinct (gram, doc) pairs of a batch of texts, sorted by (gram, doc).
+
+    grams: int64 (p,); docs: int64 (p,) index of the text in the batch; counts: int64 (p,)
+    occurrences of the gram in the doc; n_distinct / n_occurrences: int64 (n_texts,).
+    """
+
+    grams: np.ndarray
+    docs: np.ndarray
+    counts: np.ndarray
+    n_distinct: np.ndarray
+    n_occurrences: np.ndarray
+
+
+def batch_gram_pairs(texts: Sequence[str | None], k: int) -> BatchGrams:
+    """k-gram sets of many texts at once: one fingerprint pass and one sort for the whole batch.
+
+    Equal, text by text, to ``grams.distinct_grams`` (tested): the grams of text j are the
+    pairs with ``docs == j``.
+    """
+    hashes = [word_hashes(t) for t in texts]
+    lengths = np.fromiter((h.shape[0] for h in hashes), dtype=np.int64, count=len(hashes))
+    per_doc = np.maximum(lengths - k + 1, 0)
+    total = int(per_doc.sum())
+    if total == 0:
+        zeros = np.zeros(len(texts), dtype=np.int64)
+        return BatchGrams(_EMPTY_I64, _EMPTY_I64, _EMPTY_I64, zeros, zeros)
+    chained = gram_fingerprints(np.concatenate(hashes), k)
+    # A gram starting at position i of text j is valid only if it ends inside text j.
+    starts = np.cumsum(lengths) - lengths
+    valid = _ranges(starts, starts + per_doc)
+    grams = chained[valid].view(np.int64)
+    docs = np.repeat(np.arange(len(texts), dtype=np.int64), per_doc)
+    order = np.argsort(grams, kind="stable")  # stable: docs stay ascending within a gram
+    grams, docs = grams[order], docs[order]
+    first = np.empty(total, dtype=bool)
+    first[0] = True
+    np.not_equal(grams[1:], grams[:-1], out=first[1:])
+    first[1:] |= docs[1:] != docs[:-1]
+    at = np.flatnonzero(first)
+    counts = np.diff(np.append(at, total))
+    grams, docs = grams[at], docs[at]
+    n_distinct = np.bincount(docs, minlength=len(texts)).astype(np.int64)
+    return BatchGrams(grams, docs, counts.astype(np.int64), n_distinct, per_doc)
+
+
+def gram_bucket_bits(n_buckets: int) -> int:
+    """log2 of a power-of-two bucket count (at least 2 buckets)."""
+    if n_buckets < 2 or n_buckets & (n_buckets - 1):
+        raise ValueError(f"the number of gram buckets must be a power of two >= 2, got {n_buckets}")
+    return n_buckets.bit_length() - 1
+
+
+def gram_bucket(grams: np.ndarray, n_buckets: int) -> np.ndarray:
+    """Bucket of each gram: its top bits, ordered like the signed values (int64 (p,))."""
+    bits = gram_bucket_bits(n_buckets)
+    return (grams >> (64 - bits)) + (1 << (bits - 1))
+
+
+def bucket_bounds(sorted_grams: np.ndarray, n_buckets: int) -> np.ndarray:
+    """Offsets (n_buckets + 1,) of each bucket's slice in a gram-sorted array."""
+    bits = gram_bucket_bits(n_buckets)
+    lows = (np.arange(n_buckets + 1, dtype=np.int64) - (1 << (bits - 1))) << (64 - bits)
+    bounds = np.searchsorted(sorted_grams, lows[:-1], side="left")
+    return np.append(bounds, sorted_grams.shape[0]).astype(np.int64)
+
+
+def sort_pairs(grams: np.ndarray, docs: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays reordered by (gram, doc)."""
+    order = np.lexsort((docs, grams))
+    return (grams[order], docs[order], *(o[order] for o in others))
+
+
+def gram_runs(sorted_grams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start offsets and lengths of the runs of equal grams in a sorted array."""
+    n = sorted_grams.shape[0]
+    if n == 0:
+        return _EMPTY_I64, _EMPTY_I64
+    starts = np.flatnonzero(np.concatenate(([True], sorted_grams[1:] != sorted_grams[:-1])))
+    return starts, np.diff(np.append(starts, n))
+
+
+def patch_mask(sorted_grams: np.ndarray, m: int) -> tuple[np.ndarray, int, int]:
+    """Which pairs hold a patch gram (1 < df <= m), the number of distinct grams and of patch grams.
+
+    ``sorted_grams`` holds each (gram, doc) pair once, so a run's length is the gram's df.
+    """
+    starts, lengths = gram_runs(sorted_grams)
+    is_patch = (lengths > 1) & (lengths <= m)
+    return np.repeat(is_patch, lengths), int(starts.shape[0]), int(is_patch.sum())
+
+
+def doc_sums(docs: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct docs ascending, sum of values per doc), int64 arrays."""
+    if docs.shape[0] == 0:
+        return _EMPTY_I64, _EMPTY_I64
+    keys, inverse = np.unique(docs, return_inverse=True)
+    sums = np.bincount(inverse, weights=values, minlength=keys.shape[0])
+    return keys, np.rint(sums).astype(np.int64)
+
+
+def candidate_triples(
+    grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, is_target: np.ndarray, *, foreign: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(target, gram, source) for every target pair: every other doc holding the same gram.
+
+    Inputs are the patch pairs of one gram bucket sorted by gram (each pair once); ``servers``
+    int64 server ids (compared only with ``foreign``), ``is_target`` bool (patchy documents).
+    A gram has at most m docs, so a gram gives at most m*(m-1) triples.
+    """
+    starts, lengths = gram_runs(grams)
+    run_of = np.repeat(np.arange(starts.shape[0]), lengths)
+    t_at = np.flatnonzero(is_target)
+    if t_at.shape[0] == 0:
+        return _EMPTY_I64, _EMPTY_I64, _EMPTY_I64
+    t_run = run_of[t_at]
+    # Each target pair t meets every pair of its run: s in [start, start + length).
+    per_target = lengths[t_run]
+    t_rep = np.repeat(t_at, per_target)
+    s_at = _ranges(starts[t_run], starts[t_run] + per_target)
+    keep = docs[s_at] != docs[t_rep]
+    if foreign:
+        keep &= servers[s_at] != servers[t_rep]
+    t_rep, s_at = t_rep[keep], s_at[keep]
+    return docs[t_rep], grams[t_rep], docs[s_at]
+
+
+def covers(targets: np.ndarray, grams: np.ndarray, sources: np.ndarray) -> dict[str, np.ndarray]:
+    """Greedy covers of many targets' triples: one row per pick, targets ascending.
+
+    Returns target, rank (1-based pick order), source, covered, shared, n_pairs (int64 arrays).
+    """
+    out: dict[str, list[np.ndarray]] = {k: [] for k in ("target", "rank", "source", "covered", "shared", "n_pairs")}
+    if targets.shape[0]:
+        order = np.argsort(targets, kind="stable")
+        targets, grams, sources = targets[order], grams[order], sources[order]
+        starts, lengths = gram_runs(targets)
+        for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
+            cover = greedy_cover(grams[start : start + length], sources[start : start + length])
+            n = len(cover)
+            out["target"].append(np.full(n, targets[start], dtype=np.int64))
+            out["rank"].append(np.arange(1, n + 1, dtype=np.int64))
+            out["source"].append(cover.sources)
+            out["covered"].append(cover.covered)
+            out["shared"].append(cover.shared)
+            out["n_pairs"].append(np.full(n, length, dtype=np.int64))
+    return {k: np.concatenate(v) if v else _EMPTY_I64 for k, v in out.items()}

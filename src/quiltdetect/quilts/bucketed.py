@@ -1,0 +1,353 @@
+"""Figure 5 on bucketed arrays: the (doc, gram) pairs travel as a few binary values per bucket.
+
+The straightforward dataflow has one Spark row per (doc, gram) pair: ~450 rows per page,
+each exploded, shuffled, joined and converted to Arrow and back. Here an Arrow UDF computes a
+whole batch of gram sets at once and emits, per gram bucket, one row holding the pairs as flat
+int64 arrays; a grouped Arrow UDF merges each bucket. Spark shuffles bytes, numpy does the
+per-pair work (sort, run lengths, masks), and only the small tables (per-document patch
+fractions, covers) are Spark rows.
+
+Tables (every array a little-endian int64 ``binary`` value):
+
+* gram buckets (the grams stage's table, independent of m): rows with ``bucket < n`` hold one
+  gram bucket's pairs ``gram, doc, count`` sorted by (gram, doc); rows with ``bucket >= n`` hold
+  document statistics ``doc, n_grams, n_distinct`` (columns ``gram, doc, count`` reused).
+* doc buckets (patch_grams): per ``doc_key mod n``, the patch pairs of its documents and each
+  document's n_grams, n_patch_grams and server id.
+
+Results do not depend on the bucket counts or on the partitioning (the parity tests check it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import mmh3
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from quiltdetect.kernel.buckets import (
+    batch_gram_pairs,
+    bucket_bounds,
+    candidate_triples,
+    covers,
+    doc_sums,
+    gram_bucket,
+    patch_mask,
+    sort_pairs,
+)
+from quiltdetect.quilts.patch_grams import server_column
+
+SERVER_SEED = 0x53525652  # "SRVR": server names -> 64-bit ids, compared for equality only
+
+GRAM_BUCKETS = pa.schema([("bucket", pa.int32()), ("n", pa.int64()), ("gram", pa.binary()),
+                          ("doc", pa.binary()), ("count", pa.binary())])
+GRAM_BUCKETS_DDL = "bucket int, n long, gram binary, doc binary, count binary"
+# Rows shuffled to doc buckets: part 0 = patch pairs (a=gram, b=doc, c=count), 1 = document
+# statistics (a=doc, b=n_grams, c=n_distinct), 2 = servers (a=doc, b=server id).
+DOC_PARTS = pa.schema([("dbucket", pa.int32()), ("part", pa.int8()), ("n_distinct", pa.int64()),
+                       ("n_patch_grams", pa.int64()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary())])
+DOC_PARTS_DDL = "dbucket int, part byte, n_distinct long, n_patch_grams long, a binary, b binary, c binary"
+DOC_BUCKETS = pa.schema([("dbucket", pa.int32()), ("distinct_grams", pa.int64()), ("patch_grams", pa.int64()),
+                         ("n_pairs", pa.int64()), ("gram", pa.binary()), ("doc", pa.binary()), ("count", pa.binary()),
+                         ("sdoc", pa.binary()), ("n_grams", pa.binary()), ("n_patch", pa.binary()),
+                         ("server", pa.binary())])
+DOC_BUCKETS_DDL = ("dbucket int, distinct_grams long, patch_grams long, n_pairs long, gram binary, doc binary, "
+                   "count binary, sdoc binary, n_grams binary, n_patch binary, server binary")
+TRIPLE_PARTS = pa.schema([("bucket", pa.int32()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary()),
+                          ("d", pa.binary())])
+TRIPLE_PARTS_DDL = "bucket int, a binary, b binary, c binary, d binary"
+COVER_SCHEMA = pa.schema([("target", pa.int64()), ("rank", pa.int32()), ("source", pa.int64()),
+                          ("covered", pa.int64()), ("shared", pa.int64()), ("n_pairs", pa.int64())])
+COVER_DDL = "target long, rank int, source long, covered long, shared long, n_pairs long"
+FRACTIONS = pa.schema([("doc_key", pa.int64()), ("n_grams", pa.int64()), ("n_patch_grams", pa.int64()),
+                       ("patchfrac", pa.float64())])
+FRACTIONS_DDL = "doc_key long, n_grams long, n_patch_grams long, patchfrac double"
+
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+def _blob(values: np.ndarray) -> bytes:
+    return np.ascontiguousarray(values, dtype="<i8").tobytes()
+
+
+def _array(value) -> np.ndarray:
+    """An int64 array from a binary Arrow scalar (no copy), empty for null."""
+    if not value.is_valid:
+        return _EMPTY
+    return np.frombuffer(value.as_buffer(), dtype="<i8")
+
+
+def _concat(column: pa.ChunkedArray | pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
+    """The int64 arrays of a binary column (or of the given rows of it), concatenated."""
+    arrays = [_array(column[int(i)]) for i in (range(len(column)) if rows is None else rows)]
+    return np.concatenate(arrays) if arrays else _EMPTY
+
+
+def bucket_count(partitions: int) -> int:
+    """Buckets per shuffle: 8 per shuffle partition, a power of two, so buckets spread evenly."""
+    n = 16
+    while n < 8 * max(1, partitions):
+        n *= 2
+    return n
+
+
+# --------------------------------------------------------------------------- grams stage
+
+
+def _gram_rows(k: int, n: int, with_counts: bool) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def gram_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keys = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            if keys.shape[0] == 0:
+                continue
+            found = batch_gram_pairs(batch.column(1).to_pylist(), k)
+            docs = keys[found.docs]
+            bounds = bucket_bounds(found.grams, n)
+            nonempty = np.flatnonzero(np.diff(bounds))
+            buckets, sizes, grams, doc_blobs, counts = [], [], [], [], []
+            for b in nonempty.tolist():
+                lo, hi = int(bounds[b]), int(bounds[b + 1])
+                buckets.append(b)
+                sizes.append(hi - lo)
+                grams.append(_blob(found.grams[lo:hi]))
+                doc_blobs.append(_blob(docs[lo:hi]))
+                counts.append(_blob(found.counts[lo:hi]) if with_counts else None)
+            has = found.n_distinct > 0
+            if has.any():
+                buckets.append(n + int(keys[0] % n))
+                sizes.append(int(has.sum()))
+                grams.append(_blob(keys[has]))
+                doc_blobs.append(_blob((found.n_occurrences if with_counts else found.n_distinct)[has]))
+                counts.append(_blob(found.n_distinct[has]))
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(buckets, pa.int32()), pa.array(sizes, pa.int64()), pa.array(grams, pa.binary()),
+                 pa.array(doc_blobs, pa.binary()), pa.array(counts, pa.binary())], schema=GRAM_BUCKETS)
+
+    return gram_rows
+
+
+def _merge_gram_bucket(n: int, with_counts: bool) -> Callable[[pa.Table], pa.Table]:
+    def merge(table: pa.Table) -> pa.Table:
+        bucket = table.column("bucket")[0].as_py()
+        grams, docs, counts = (_concat(table.column(c)) for c in ("gram", "doc", "count"))
+        if bucket < n:
+            if with_counts:
+                grams, docs, counts = sort_pairs(grams, docs, counts)
+            else:
+                grams, docs = sort_pairs(grams, docs)
+        count_blob = _blob(counts) if (with_counts or bucket >= n) else None
+        return pa.Table.from_arrays(
+            [pa.array([bucket], pa.int32()), pa.array([grams.shape[0]], pa.int64()), pa.array([_blob(grams)]),
+             pa.array([_blob(docs)]), pa.array([count_blob], pa.binary())], schema=GRAM_BUCKETS)
+
+    return merge
+
+
+def gram_buckets(docs: DataFrame, k: int, n: int, *, with_counts: bool) -> DataFrame:
+    """The gram-bucket table of ``docs`` (doc_key, text): see the module doc."""
+    rows = docs.select("doc_key", "text").mapInArrow(_gram_rows(k, n, with_counts), GRAM_BUCKETS_DDL)
+    return rows.groupBy("bucket").applyInArrow(_merge_gram_bucket(n, with_counts), GRAM_BUCKETS_DDL)
+
+
+def gram_bucket_counts(table: DataFrame, n: int) -> tuple[int, int]:
+    """(documents with grams, distinct (doc, gram) pairs) of a gram-bucket table."""
+    row = table.agg(
+        F.sum(F.when(F.col("bucket") >= n, F.col("n")).otherwise(0)),
+        F.sum(F.when(F.col("bucket") < n, F.col("n")).otherwise(0)),
+    ).first()
+    return int(row[0] or 0), int(row[1] or 0)
+
+
+# --------------------------------------------------------------------------- patch grams
+
+
+def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int):
+    """Gram-bucket rows -> doc-bucket parts: patch pairs (1 < df <= m) and document statistics."""
+
+    def doc_parts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows: list[tuple] = []
+            add = rows.append
+
+            buckets = batch.column("bucket").to_numpy()
+            for i in range(batch.num_rows):
+                grams, docs, counts = (_array(batch.column(c)[i]) for c in ("gram", "doc", "count"))
+                if buckets[i] >= n_gram:  # document statistics: doc, n_grams, n_distinct
+                    split = docs_by_bucket(grams, n_docs)
+                    for dbucket, at in split:
+                        add((dbucket, 1, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at])))
+                    continue
+                is_patch, n_distinct, n_patch = patch_mask(grams, m)
+                grams, docs = grams[is_patch], docs[is_patch]
+                counts = counts[is_patch] if with_counts else np.ones(grams.shape[0], dtype=np.int64)
+                add((-1, 0, n_distinct, n_patch, None, None, None))  # the bucket's gram counts
+                for dbucket, at in docs_by_bucket(docs, n_docs):
+                    add((dbucket, 0, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at])))
+            columns = list(zip(*rows, strict=True)) if rows else [[] for _ in DOC_PARTS]
+            yield pa.RecordBatch.from_arrays([pa.array(list(v), f.type) for v, f in zip(columns, DOC_PARTS, strict=True)],
+                                             schema=DOC_PARTS)
+
+    return doc_parts
+
+
+def docs_by_bucket(docs: np.ndarray, n_docs: int) -> list[tuple[int, np.ndarray]]:
+    """(doc bucket, row indices) for each non-empty bucket of ``doc mod n_docs``."""
+    if docs.shape[0] == 0:
+        return []
+    bucket = docs % n_docs
+    order = np.argsort(bucket, kind="stable")
+    starts = np.flatnonzero(np.concatenate(([True], bucket[order][1:] != bucket[order][:-1])))
+    bounds = np.append(starts, order.shape[0])
+    return [(int(bucket[order[s]]), order[s:e]) for s, e in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _server_parts(n_docs: int):
+    def server_parts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keys = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            ids = np.fromiter((mmh3.hash64(s, SERVER_SEED)[0] for s in batch.column(1).to_pylist()),
+                              dtype=np.int64, count=keys.shape[0])
+            parts = docs_by_bucket(keys, n_docs)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([d for d, _ in parts], pa.int32()), pa.array([2] * len(parts), pa.int8()),
+                 pa.array([0] * len(parts), pa.int64()), pa.array([0] * len(parts), pa.int64()),
+                 pa.array([_blob(keys[r]) for _, r in parts], pa.binary()),
+                 pa.array([_blob(ids[r]) for _, r in parts], pa.binary()), pa.nulls(len(parts), pa.binary())],
+                schema=DOC_PARTS)
+
+    return server_parts
+
+
+def _merge_doc_bucket(table: pa.Table) -> pa.Table:
+    part = table.column("part").to_numpy()
+    dbucket = table.column("dbucket")[0].as_py()
+    distinct = int(pa.compute.sum(table.column("n_distinct")).as_py() or 0)
+    patch = int(pa.compute.sum(table.column("n_patch_grams")).as_py() or 0)
+    pairs = np.flatnonzero(part == 0)
+    grams, docs, counts = (_concat(table.column(c), pairs) for c in ("a", "b", "c"))
+    if grams.shape[0]:
+        grams, docs, counts = sort_pairs(grams, docs, counts)
+    stats = np.flatnonzero(part == 1)
+    sdoc, n_grams = _concat(table.column("a"), stats), _concat(table.column("b"), stats)
+    order = np.argsort(sdoc)
+    sdoc, n_grams = sdoc[order], n_grams[order]
+    with_patch, n_patch_of = doc_sums(docs, counts)
+    n_patch = np.zeros(sdoc.shape[0], dtype=np.int64)
+    n_patch[np.searchsorted(sdoc, with_patch)] = n_patch_of
+    servers = np.flatnonzero(part == 2)
+    server = np.zeros(sdoc.shape[0], dtype=np.int64)
+    if servers.shape[0]:
+        skey, sid = _concat(table.column("a"), servers), _concat(table.column("b"), servers)
+        at = np.searchsorted(skey, sdoc) if np.all(skey[:-1] <= skey[1:]) else None
+        if at is None:
+            o = np.argsort(skey)
+            skey, sid = skey[o], sid[o]
+            at = np.searchsorted(skey, sdoc)
+        found = at < skey.shape[0]
+        server[found] = sid[at[found]]
+    if dbucket < 0:
+        sdoc = n_grams = n_patch = server = _EMPTY
+    values = [dbucket, distinct, patch, grams.shape[0], _blob(grams), _blob(docs), _blob(counts), _blob(sdoc),
+              _blob(n_grams), _blob(n_patch), _blob(server)]
+    return pa.Table.from_arrays([pa.array([v], f.type) for v, f in zip(values, DOC_BUCKETS, strict=True)],
+                                schema=DOC_BUCKETS)
+
+
+def doc_buckets(
+    grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool, foreign: str
+) -> DataFrame:
+    """The doc-bucket table: patch pairs and per-document counts, grouped by ``doc_key mod n_docs``."""
+    parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram), DOC_PARTS_DDL)
+    if foreign != "none":
+        servers = docs.select("doc_key", server_column(foreign).alias("server"))
+        parts = parts.unionByName(servers.mapInArrow(_server_parts(n_docs), DOC_PARTS_DDL))
+    return parts.groupBy("dbucket").applyInArrow(_merge_doc_bucket, DOC_BUCKETS_DDL)
+
+
+def patch_counts(doc_table: DataFrame) -> tuple[int, int, int]:
+    """(distinct grams, patch grams, (doc, patch gram) pairs) of a doc-bucket table."""
+    row = doc_table.agg(F.sum("distinct_grams"), F.sum("patch_grams"), F.sum("n_pairs")).first()
+    return int(row[0] or 0), int(row[1] or 0), int(row[2] or 0)
+
+
+# --------------------------------------------------------------------------- patchfrac
+
+
+def _fraction_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        for i in range(batch.num_rows):
+            sdoc = _array(batch.column("sdoc")[i])
+            if sdoc.shape[0] == 0:
+                continue
+            n_grams, n_patch = _array(batch.column("n_grams")[i]), _array(batch.column("n_patch")[i])
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(sdoc), pa.array(n_grams), pa.array(n_patch), pa.array(n_patch / n_grams)], schema=FRACTIONS)
+
+
+def fractions_of(doc_table: DataFrame) -> DataFrame:
+    """(doc_key, n_grams, n_patch_grams, patchfrac) for every document with grams."""
+    return doc_table.mapInArrow(_fraction_rows, FRACTIONS_DDL)
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def _target_pairs(n_gram: int, theta: float):
+    """Doc-bucket rows -> the patch pairs, marked with the doc's server and patchiness, by gram bucket."""
+
+    def target_pairs(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for i in range(batch.num_rows):
+                grams, docs = _array(batch.column("gram")[i]), _array(batch.column("doc")[i])
+                if grams.shape[0] == 0:
+                    continue
+                sdoc = _array(batch.column("sdoc")[i])
+                n_grams, n_patch = _array(batch.column("n_grams")[i]), _array(batch.column("n_patch")[i])
+                server = _array(batch.column("server")[i])
+                patchy = (n_patch / n_grams >= theta) & (n_patch > 0)
+                at = np.searchsorted(sdoc, docs)
+                is_target, servers = patchy[at].astype(np.int64), server[at]
+                buckets = gram_bucket(grams, n_gram)  # grams are sorted: buckets ascending
+                bounds = np.flatnonzero(np.concatenate(([True], buckets[1:] != buckets[:-1], [True])))
+                rows = list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array([int(buckets[s]) for s, _ in rows], pa.int32()),
+                     pa.array([_blob(grams[s:e]) for s, e in rows], pa.binary()),
+                     pa.array([_blob(docs[s:e]) for s, e in rows], pa.binary()),
+                     pa.array([_blob(servers[s:e]) for s, e in rows], pa.binary()),
+                     pa.array([_blob(is_target[s:e]) for s, e in rows], pa.binary())], schema=TRIPLE_PARTS)
+
+    return target_pairs
+
+
+def _triples_of_bucket(n_targets: int, foreign: bool):
+    """All pairs of one gram bucket -> (target, gram, source) triples, by target bucket."""
+
+    def triples(table: pa.Table) -> pa.Table:
+        grams, docs, servers, is_target = (_concat(table.column(c)) for c in ("a", "b", "c", "d"))
+        grams, docs, servers, is_target = sort_pairs(grams, docs, servers, is_target)
+        target, gram, source = candidate_triples(grams, docs, servers, is_target.astype(bool), foreign=foreign)
+        parts = docs_by_bucket(target, n_targets)
+        return pa.Table.from_arrays(
+            [pa.array([b for b, _ in parts], pa.int32()), pa.array([_blob(target[r]) for _, r in parts], pa.binary()),
+             pa.array([_blob(gram[r]) for _, r in parts], pa.binary()),
+             pa.array([_blob(source[r]) for _, r in parts], pa.binary()), pa.nulls(len(parts), pa.binary())],
+            schema=TRIPLE_PARTS)
+
+    return triples
+
+
+def _cover_bucket(table: pa.Table) -> pa.Table:
+    picks = covers(*(_concat(table.column(c)) for c in ("a", "b", "c")))
+    arrays = [pa.array(picks[f.name].astype(np.int32 if f.name == "rank" else np.int64)) for f in COVER_SCHEMA]
+    return pa.Table.from_arrays(arrays, schema=COVER_SCHEMA)
+
+
+def cover_sources(doc_table: DataFrame, theta: float, n_gram: int, n_targets: int, *, foreign: bool) -> DataFrame:
+    """Greedy covers of every patchy document: (target, rank, source, covered, shared, n_pairs)."""
+    pairs = doc_table.mapInArrow(_target_pairs(n_gram, theta), TRIPLE_PARTS_DDL)
+    triples = pairs.groupBy("bucket").applyInArrow(_triples_of_bucket(n_targets, foreign), TRIPLE_PARTS_DDL)
+    return triples.groupBy("bucket").applyInArrow(_cover_bucket, COVER_DDL)

@@ -1,0 +1,86 @@
+"""The batch kernels of the bucketed quilt dataflow equal the one-document-at-a-time kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quiltdetect.kernel.buckets import (
+    batch_gram_pairs,
+    bucket_bounds,
+    candidate_triples,
+    covers,
+    doc_sums,
+    gram_bucket,
+    patch_mask,
+    sort_pairs,
+)
+from quiltdetect.kernel.cover import greedy_cover
+from quiltdetect.kernel.grams import distinct_grams
+
+WORDS = ["a", "b", "c", "d", "é", "x_y", "42"]
+texts_st = st.lists(st.lists(st.sampled_from(WORDS), max_size=14).map(" ".join) | st.none(), max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts_st, st.integers(1, 4))
+def test_batch_gram_pairs_equal_distinct_grams_per_text(texts, k):
+    found = batch_gram_pairs(texts, k)
+    assert np.all(found.grams[1:] >= found.grams[:-1])
+    for j, text in enumerate(texts):
+        grams, counts = distinct_grams(text, k)
+        mine = found.docs == j
+        assert found.grams[mine].tolist() == grams.tolist()
+        assert found.counts[mine].tolist() == counts.tolist()
+        assert found.n_distinct[j] == grams.shape[0]
+        assert found.n_occurrences[j] == int(counts.sum())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=60), st.sampled_from([2, 4, 16, 256]))
+def test_bucket_bounds_slice_a_sorted_array_by_bucket(values, n):
+    grams = np.sort(np.array(values, dtype=np.int64))
+    bounds = bucket_bounds(grams, n)
+    buckets = gram_bucket(grams, n)
+    assert bounds[0] == 0 and bounds[-1] == grams.shape[0]
+    assert np.all((buckets >= 0) & (buckets < n))
+    for b in range(n):
+        assert np.all(buckets[bounds[b] : bounds[b + 1]] == b)
+
+
+def test_patch_mask_counts_documents_per_gram():
+    grams = np.array([1, 1, 2, 3, 3, 3, 4, 4], dtype=np.int64)
+    mask, n_distinct, n_patch = patch_mask(grams, 2)
+    assert mask.tolist() == [True, True, False, False, False, False, True, True]
+    assert (n_distinct, n_patch) == (4, 2)
+    keys, sums = doc_sums(np.array([5, 3, 5]), np.array([1, 2, 4]))
+    assert keys.tolist() == [3, 5] and sums.tolist() == [2, 5]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6), st.integers(0, 2)), max_size=40, unique_by=lambda t: t[:2]),
+       st.booleans())
+def test_triples_and_covers_equal_the_pairwise_definition(pairs, foreign):
+    grams = np.array([p[0] for p in pairs], dtype=np.int64)
+    docs = np.array([p[1] for p in pairs], dtype=np.int64)
+    servers = np.array([p[2] for p in pairs], dtype=np.int64)
+    is_target = docs % 2 == 0
+    grams, docs, servers, is_target = sort_pairs(grams, docs, servers, is_target)
+    target, gram, source = candidate_triples(grams, docs, servers, is_target, foreign=foreign)
+    want = sorted(
+        (t, g, s)
+        for g, t, st_, it in zip(grams, docs, servers, is_target, strict=True) if it
+        for g2, s, ss in zip(grams, docs, servers, strict=True)
+        if g2 == g and s != t and (not foreign or ss != st_)
+    )
+    assert sorted(zip(target.tolist(), gram.tolist(), source.tolist(), strict=True)) == want
+    picks = covers(target, gram, source)
+    for t in sorted(set(target.tolist())):
+        mine = target == t
+        cover = greedy_cover(gram[mine], source[mine])
+        rows = picks["target"] == t
+        assert picks["source"][rows].tolist() == cover.sources.tolist()
+        assert picks["covered"][rows].tolist() == cover.covered.tolist()
+        assert picks["rank"][rows].tolist() == list(range(1, len(cover) + 1))
+        assert set(picks["n_pairs"][rows].tolist()) == {int(mine.sum())}
