@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from quiltdetect.common.config import ConfigError, merge_settings
-from quiltdetect.quilts import job, sources
+from quiltdetect.quilts import bucketed, job
 from quiltdetect.quilts.config import QuiltConfig
 
 pytestmark = pytest.mark.spark
@@ -102,15 +102,15 @@ def test_refuses_to_mix_outputs_of_other_inputs(spark, tmp_path, baseline):
 def test_a_failing_task_is_retried_without_changing_results(spark, tmp_path, baseline, monkeypatch):
     """The grouped cover UDF fails once in its first task; Spark retries it (local[2,2])."""
     flag = tmp_path / "failed-once"
-    original = sources.cover_group
+    original = bucketed._cover_bucket
 
-    def flaky(pairs):
+    def flaky(table):
         if not flag.exists():
             flag.write_text("x")
             raise RuntimeError("injected executor failure")
-        return original(pairs)
+        return original(table)
 
-    monkeypatch.setattr(sources, "cover_group", flaky)
+    monkeypatch.setattr(bucketed, "_cover_bucket", flaky)
     job.run(spark, config(tmp_path / "retried"))
     assert flag.exists()
     assert table_bytes(tmp_path / "retried" / "quilts") == table_bytes(baseline / "quilts")
