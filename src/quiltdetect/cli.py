@@ -16,6 +16,7 @@ from quiltdetect import __version__
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
 from quiltdetect.mwo import cli as mwo_cli
 from quiltdetect.neardup import cli as neardup_cli
+from quiltdetect.phrases import cli as phrases_cli
 from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
 from quiltdetect.reuse import cli as reuse_cli
 from quiltdetect.review import cli as review_cli
@@ -109,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     reuse_cli.add_parser(sub)
     mwo_cli.add_parser(sub)
     sweep_cli.add_parser(sub)
+    phrases_cli.add_parser(sub)
     review_cli.add_parser(sub)
 
     make = sub.add_parser("make-corpus", help="generate a test corpus from real prose (see data/sample/README.md)",
@@ -166,6 +168,8 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
             return reuse_cli.run(args, local=local)
         if args.command == "mwo":
             return mwo_cli.run(args, local=local)
+        if args.command == "phrases":
+            return phrases_cli.run(args, local=local)
         if args.command in ("sweep", "review"):
             return {"sweep": sweep_cli, "review": review_cli}[args.command].run(args, local=local)
         if args.command == "demo":

@@ -1,0 +1,126 @@
+"""The paper's figures as PNG files (matplotlib, Agg backend), from small driver-side tables.
+
+Each function returns the PNG bytes; ``write_png`` puts them beside the tables, on a local
+path or any Hadoop file system.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
+
+from quiltdetect.common import fs  # noqa: E402
+
+DPI = 110
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=DPI)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def write_png(spark: SparkSession, uri: str, data: bytes) -> None:
+    """Write PNG bytes to a local path or a Hadoop URI (s3a://, hdfs://), overwriting it."""
+    if fs.is_local(uri):
+        with open(fs.local_path(uri), "wb") as fh:
+            fh.write(data)
+        return
+    hfs, path = fs._hadoop(spark, uri)
+    out = hfs.create(path, True)
+    try:
+        out.write(bytearray(data))
+    finally:
+        out.close()
+
+
+def occurrences_plot(table: pd.DataFrame, threshold: int, title: str) -> bytes:
+    """Fig. 1: number of popular shingles per number of documents they occur in, log-log."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    if len(table):
+        ax.plot(table["n_documents"], table["n_shingles"], marker="o", ms=3, lw=1, color="tab:blue")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.axvline(threshold, color="red", linestyle=":", label=f"popular: >= {threshold} documents")
+    ax.set_xlabel("documents a popular shingle occurs in")
+    ax.set_ylabel("number of popular shingles")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(True, which="major", alpha=0.3)
+    return _png(fig)
+
+
+def per_document_plot(table: pd.DataFrame, m: int, title: str) -> bytes:
+    """Fig. 2: fraction of documents per number of popular shingles (0..m), log y."""
+    full = np.zeros(m + 1)
+    for n, frac in zip(table["n_popular"], table["fraction"], strict=True):
+        full[int(n)] = float(frac)
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    xs = np.arange(m + 1)
+    shown = full > 0
+    ax.plot(xs[shown], full[shown], marker="o", ms=3, lw=1, color="tab:blue")
+    ax.set_yscale("log")
+    ax.set_xlim(-1, m + 1)
+    ax.set_xlabel(f"popular shingles in a document (of {m})")
+    ax.set_ylabel("fraction of documents")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    return _png(fig)
+
+
+def covering_plot(table: pd.DataFrame, m: int, title: str) -> bytes:
+    """Figs. 3-7: covering-set size against popular shingles. Outer disc area ∝ documents at
+    the point; inner disc (filled) scaled by the mean foreign share of their popular shingles."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    if len(table):
+        n = table["n_documents"].to_numpy(float)
+        scale = 400.0 / max(n.max(), 1.0)  # largest disc: 400 pt^2
+        ax.scatter(table["n_popular"], table["cover_size"], s=n * scale, facecolors="none", edgecolors="0.35",
+                   linewidths=0.8, label="documents (area)")
+        share = table["mean_foreign_share"].fillna(0.0).to_numpy(float) if "mean_foreign_share" in table else None
+        if share is not None and table["mean_foreign_share"].notna().any():
+            ax.scatter(table["n_popular"], table["cover_size"], s=n * scale * np.clip(share, 0, 1),
+                       color="tab:red", alpha=0.7, linewidths=0, label="foreign share (inner area)")
+        ax.set_ylim(0, max(float(table["cover_size"].max()) * 1.1, 1.0))
+    ax.set_xlim(0, m + 1)
+    ax.set_xlabel(f"popular shingles in the document (of {m})")
+    ax.set_ylabel("covering-set size (donors)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", markerscale=0.4)
+    ax.grid(True, alpha=0.3)
+    return _png(fig)
+
+
+def host_plot(stats: pd.DataFrame, monsters: pd.DataFrame, m: int, labels: int, title: str) -> bytes:
+    """Figs. 8-9: per host, mean popular shingles per page (error bars: ± one standard
+    deviation) against page count; monster candidates in red, the top ``labels`` named."""
+    fig, ax = plt.subplots(figsize=(7.2, 5.0))
+    chosen = set(monsters["host"]) if len(monsters) else set()
+    for is_monster, colour in ((False, "0.45"), (True, "tab:red")):
+        part = stats[stats["host"].isin(chosen) == is_monster]
+        if len(part):
+            ax.errorbar(part["mean_popular"], part["n_pages"], xerr=part["std_popular"], fmt="o", ms=3,
+                        color=colour, ecolor=colour, elinewidth=0.7, capsize=2, alpha=0.8,
+                        label="monster candidates" if is_monster else "hosts")
+    for row in monsters.head(labels).itertuples():
+        ax.annotate(f"{row.rank}. {row.host}", (row.mean_popular, row.n_pages), fontsize=7, color="tab:red",
+                    xytext=(4, 4), textcoords="offset points")
+    if len(stats):
+        ax.set_yscale("log")
+    ax.set_xlim(-1, m + 1)
+    ax.set_xlabel(f"mean popular shingles per page (of {m}), bars ± 1 std")
+    ax.set_ylabel("pages on the host")
+    ax.set_title(title, fontsize=10)
+    if len(stats):
+        ax.legend(fontsize=8, loc="lower left")
+    ax.grid(True, which="major", alpha=0.3)
+    return _png(fig)
