@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from quiltdetect.phrases.config import COVER_SAMPLES, SERVERS, PhrasesConfig
+from quiltdetect.phrases.config import COVER_SAMPLES, MONSTER_ORDERS, SERVERS, PhrasesConfig
 
 OPTIONS = ("k", "shingles", "popular", "collapse_near_duplicates", "near_duplicate_b", "server", "cover_sample",
            "cover_sample_size", "cover_seed", "cover_min_popular", "cover_servers", "min_host_pages",
-           "monster_min_mean", "monster_max_std", "top")
+           "monster_min_mean", "monster_max_std", "monster_order", "top")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -43,6 +43,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--min-host-pages", type=int, metavar="N", help="host statistics for hosts with >= N pages (10)")
     p.add_argument("--monster-min-mean", type=float, help="monster candidates: mean popular shingles >= this (30)")
     p.add_argument("--monster-max-std", type=float, help="monster candidates: standard deviation < this (15)")
+    p.add_argument("--monster-order", choices=MONSTER_ORDERS,
+                   help="rank candidates by score = pages * (mean - std) / m, or by pages as the paper (score)")
     p.add_argument("--top", type=int, help="rows of each output shown in the summary (10)")
 
 

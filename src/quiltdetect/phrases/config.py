@@ -8,6 +8,7 @@ from quiltdetect.common.config import ConfigError, JobConfig, check_int
 
 SERVERS = ("none", "host", "domain", "ip")
 COVER_SAMPLES = ("uniform", "per_count", "all")
+MONSTER_ORDERS = ("score", "pages")
 
 
 @dataclass
@@ -29,6 +30,7 @@ class PhrasesConfig(JobConfig):
     min_host_pages: int = 10  # host statistics for hosts with at least this many pages
     monster_min_mean: float = 30.0  # monster candidates: mean popular shingles per page at least this
     monster_max_std: float = 15.0  # ... and standard deviation below this
+    monster_order: str = "score"  # rank candidates by pages * (mean - std) / m, or by pages (the paper)
     top: int = 10  # rows of each output shown in the end-of-run summary
 
     def validate(self, *, need_io: bool = True) -> PhrasesConfig:
@@ -46,6 +48,8 @@ class PhrasesConfig(JobConfig):
             raise ConfigError(f"--server {self.server!r}: use one of {', '.join(SERVERS)}")
         if self.cover_sample not in COVER_SAMPLES:
             raise ConfigError(f"--cover-sample {self.cover_sample!r}: use one of {', '.join(COVER_SAMPLES)}")
+        if self.monster_order not in MONSTER_ORDERS:
+            raise ConfigError(f"--monster-order {self.monster_order!r}: use one of {', '.join(MONSTER_ORDERS)}")
         if isinstance(self.cover_servers, str):
             self.cover_servers = [self.cover_servers]
         if not isinstance(self.cover_servers, list) or not all(isinstance(s, str) for s in self.cover_servers):

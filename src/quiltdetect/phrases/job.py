@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
@@ -80,7 +80,7 @@ def samples_stage(spark: SparkSession, docs: DataFrame, cfg: PhrasesConfig, metr
         samples = spark.read.parquet(fs.join(cfg.output, table))
         row = samples.agg(F.count(F.lit(1)), F.sum("n_words")).first()
         counts["documents_sampled"] = int(row[0])
-        counts["documents_without_words"] = docs.count() - int(row[0])
+        counts["documents_without_words"] = int(metrics.stages["ingest"]["documents"]) - int(row[0])
         counts["words"] = int(row[1] or 0)
         state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
     return samples
@@ -152,16 +152,11 @@ def find_phrases(spark: SparkSession, docs: DataFrame, kept: DataFrame, cfg: Phr
                                  .orderBy("doc_id"), "doc_popular_counts")
         occurrences = write_table(state, popular.groupBy("n_documents").agg(F.count(F.lit(1)).alias("n_shingles"))
                                   .orderBy("n_documents"), "shingle_occurrences")
-        n_docs = doc_counts.count()
         histogram = (doc_counts.groupBy("n_popular").agg(F.count(F.lit(1)).alias("n_documents"))
-                     .withColumn("fraction", F.col("n_documents") / F.lit(max(n_docs, 1))).orderBy("n_popular"))
-        histogram = write_table(state, histogram, "popular_per_document")
-        stats = doc_counts.agg(F.sum((F.col("n_popular") > 0).cast("long")),
-                               F.sum((F.col("n_popular") * 2 >= cfg.shingles).cast("long")), F.avg("n_popular")).first()
-        counts["documents"] = n_docs
-        counts["with_a_popular_shingle"] = int(stats[0] or 0)
-        counts["at_least_half_popular"] = int(stats[1] or 0)
-        counts["mean_popular"] = round(float(stats[2] or 0.0), 3)
+                     .withColumn("fraction", F.col("n_documents") / F.sum("n_documents").over(Window.partitionBy()))
+                     .orderBy("n_popular"))
+        hist = write_table(state, histogram, "popular_per_document").toPandas()
+        counts.update(histogram_counts(hist, cfg.shingles))
         by_shingle.unpersist()
 
     with metrics.stage(spark, "phrases", "popular phrases ranked, texts read back from their documents") as counts:
@@ -173,14 +168,14 @@ def find_phrases(spark: SparkSession, docs: DataFrame, kept: DataFrame, cfg: Phr
                  .select("phrase", "n_documents", "n_samples", "n_popular_selectors", "example_url",
                          F.col("shingle").alias("fingerprint")))
         table = ranked(table, F.desc("n_documents"), F.desc("n_samples"), F.asc("phrase"), F.asc("fingerprint"))
-        written = write_table(state, table, "popular_phrases")
-        counts["popular_phrases"] = written.count()
-        counts["without_text"] = written.where(F.col("phrase").isNull()).count()
+        row = write_table(state, table, "popular_phrases").agg(
+            F.count(F.lit(1)), F.sum(F.col("phrase").isNull().cast("long"))).first()
+        counts["popular_phrases"] = int(row[0])
+        counts["without_text"] = int(row[1] or 0)
 
     with metrics.stage(spark, "covering_sets", f"greedy covering sets ({cfg.cover_sample} sample, "
                                                f"foreign preference: {cfg.server})") as counts:
-        sample = cover_sample(doc_n, docs, cfg).persist(SPILL)
-        counts["sampled_documents"] = sample.count()
+        sample = cover_sample(doc_n, docs, cfg)
         with_server = cfg.server != "none"
         rows = donor_rows(sample, triples, popular, server if with_server else None)
         picks = covering_sets(rows, cfg.shingles)
@@ -188,17 +183,18 @@ def find_phrases(spark: SparkSession, docs: DataFrame, kept: DataFrame, cfg: Phr
                              .orderBy("doc_id"), "covering_sets")
         scatter = write_table(state, scatter_table(covers), "cover_scatter")
         row = covers.agg(F.sum("cover_size"), F.sum("n_popular"), F.sum("foreign_contribution"),
-                         F.sum("uncovered")).first()
+                         F.sum("uncovered"), F.count(F.lit(1))).first()
+        counts["sampled_documents"] = int(row[4])
         counts["donors_picked"] = int(row[0] or 0)
         counts["popular_shingles_covered"] = int((row[1] or 0) - (row[3] or 0))
         if with_server:
             counts["foreign_contribution"] = int(row[2] or 0)
-        sample.unpersist()
 
     with metrics.stage(spark, "hosts", f"hosts with >= {cfg.min_host_pages} pages, monster candidates") as counts:
-        hosts = write_table(state, host_stats(doc_counts, cfg.min_host_pages).orderBy(F.desc("n_pages"), "host"),
-                            "host_stats")
-        monsters = write_table(state, monster_sites(hosts, cfg.monster_min_mean, cfg.monster_max_std), "monster_sites")
+        stats = host_stats(doc_counts, covers, cfg.min_host_pages, cfg.shingles)
+        hosts = write_table(state, stats.orderBy(F.desc("n_pages"), "host"), "host_stats")
+        monsters = write_table(state, monster_sites(hosts, cfg.monster_min_mean, cfg.monster_max_std,
+                                                    cfg.monster_order), "monster_sites")
         counts["hosts"] = hosts.count()
         counts["monster_candidates"] = monsters.count()
         for frame in (popular, server, doc_n):
@@ -209,18 +205,31 @@ def find_phrases(spark: SparkSession, docs: DataFrame, kept: DataFrame, cfg: Phr
             "fig1_shingle_occurrences.png": plots.occurrences_plot(
                 occurrences.toPandas(), cfg.popular, "Fig. 1: occurrences of popular shingles"),
             "fig2_popular_per_document.png": plots.per_document_plot(
-                histogram.toPandas(), cfg.shingles, "Fig. 2: popular shingles per document"),
+                hist, cfg.shingles, "Fig. 2: popular shingles per document"),
             "fig3_covering_sets.png": plots.covering_plot(
                 scatter.toPandas(), cfg.shingles, f"Figs. 3-7: covering sets ({cfg.cover_sample} sample, "
                 f"popular >= {cfg.cover_min_popular}, foreign = other {cfg.server})"),
             "fig8_host_stats.png": plots.host_plot(
                 hosts.orderBy(F.desc("n_pages"), "host").limit(PLOT_HOSTS).toPandas(),
-                monsters.orderBy("rank").limit(PLOT_HOSTS).toPandas(), cfg.shingles, 10,
+                monsters.orderBy("rank").limit(PLOT_HOSTS).toPandas(), cfg.shingles, cfg.monster_min_mean,
+                cfg.monster_max_std, 10,
                 f"Figs. 8-9: hosts with >= {cfg.min_host_pages} pages"),
         }
         for name, png in figures.items():
             plots.write_png(spark, fs.join(cfg.output, name), png)
         counts["figures"] = len(figures)
+
+
+def histogram_counts(hist: pd.DataFrame, m: int) -> dict[str, Any]:
+    """The paper's §4 (6) figures from the Fig. 2 table: documents with a popular shingle, with
+    at least half of their shingles popular, and the mean popular count."""
+    total = int(hist["n_documents"].sum())
+    return {
+        "documents": total,
+        "with_a_popular_shingle": int(hist.loc[hist["n_popular"] > 0, "n_documents"].sum()),
+        "at_least_half_popular": int(hist.loc[hist["n_popular"] * 2 >= m, "n_documents"].sum()),
+        "mean_popular": round(float((hist["n_popular"] * hist["n_documents"]).sum()) / max(total, 1), 3),
+    }
 
 
 def config_key(cfg: PhrasesConfig) -> str:
@@ -260,16 +269,18 @@ def format_summary(result: PhrasesRun, cfg: PhrasesConfig) -> str:
     else:
         lines.append("no popular phrases")
     if top.get("popular_per_document"):
-        hist = pd.DataFrame(top["popular_per_document"])
-        total = int(hist["n_documents"].sum())
-        half = int(hist.loc[hist["n_popular"] * 2 >= cfg.shingles, "n_documents"].sum())
-        some = int(hist.loc[hist["n_popular"] > 0, "n_documents"].sum())
-        lines.append(f"documents: {total:,}; with a popular shingle {some / max(total, 1):.1%}; "
-                     f"at least half popular {half / max(total, 1):.1%}")
+        h = histogram_counts(pd.DataFrame(top["popular_per_document"]), cfg.shingles)
+        total = max(h["documents"], 1)
+        lines.append(f"documents: {h['documents']:,}; with a popular shingle {h['with_a_popular_shingle'] / total:.1%}; "
+                     f"at least half popular {h['at_least_half_popular'] / total:.1%}; "
+                     f"mean popular {h['mean_popular']:.1f} of {cfg.shingles}")
     if top.get("monster_sites"):
-        lines.append("monster candidates (rank, pages, mean ± std popular shingles, host):")
-        lines += [f"{m['rank']:>4}. {m['n_pages']:>7}  {m['mean_popular']:5.1f} ± {m['std_popular']:4.1f}  {m['host']}"
-                  for m in top["monster_sites"]]
+        lines.append(f"monster candidates by {cfg.monster_order} (rank, score, pages, mean ± std popular shingles, "
+                     "mean covering-set size of sampled pages, host):")
+        for m in top["monster_sites"]:
+            cover = "-" if m["mean_cover_size"] is None else f"{m['mean_cover_size']:.1f}"
+            lines.append(f"{m['rank']:>4}. {m['monster_score']:8.1f} {m['n_pages']:>7}  {m['mean_popular']:5.1f} ± "
+                         f"{m['std_popular']:4.1f}  {cover:>5}  {m['host']}")
     else:
         lines.append(f"no monster candidates (hosts with >= {cfg.min_host_pages} pages, mean >= "
                      f"{cfg.monster_min_mean:g}, std < {cfg.monster_max_std:g})")

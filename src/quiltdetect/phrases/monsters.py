@@ -1,10 +1,14 @@
 """Here there be monsters (§3.5): popular shingles per page, averaged over hosts.
 
 Per host with at least ``min_host_pages`` pages: the page count and the mean and (population)
-standard deviation of popular shingles per page (Figs. 8-9). Candidates, as the paper picks
-them: mean at least ``monster_min_mean`` (the figures show mean >= 30) and standard deviation
-below ``monster_max_std`` (< 15), ranked by page count, then higher mean, lower deviation, host.
-A slice-and-dice site has many pages, nearly all of each page popular, and little variation.
+standard deviation of popular shingles per page (Figs. 8-9), and, for the host's pages in the
+covering-set sample, the mean covering-set size and foreign share. Candidates, as the paper
+picks them: mean at least ``monster_min_mean`` (its figures show mean >= 30) and standard
+deviation below ``monster_max_std`` (< 15). The paper ranks them by page count
+(``monster_order: pages``); the default ranks by ``monster_score`` = pages * (mean - std) / m,
+the pages' worth of replicated sample a typical page stays above: a template-driven site with
+long boilerplate around short, variable content scores below a slice-and-dice site of the same
+size, whose pages are nearly all popular with little variation. Ties: page count, mean, std, host.
 """
 
 from __future__ import annotations
@@ -15,18 +19,32 @@ from pyspark.sql import functions as F
 from quiltdetect.phrases.popular import ranked
 
 
-def host_stats(counts: DataFrame, min_pages: int) -> DataFrame:
-    """(host, n_pages, mean_popular, std_popular) for hosts with at least ``min_pages`` pages.
+def host_stats(counts: DataFrame, covers: DataFrame, min_pages: int, m: int) -> DataFrame:
+    """(host, n_pages, mean_popular, std_popular, monster_score, sampled_pages, mean_cover_size,
+    mean_foreign_share) for hosts with at least ``min_pages`` pages.
 
-    ``counts``: (doc_key, host, n_popular, ...) of the documents after the collapse.
+    ``counts``: (host, n_popular) per document after the collapse; ``covers``: the
+    covering_sets table (host, n_popular, cover_size, foreign_contribution).
     """
-    return (counts.groupBy("host")
-            .agg(F.count(F.lit(1)).alias("n_pages"), F.avg("n_popular").alias("mean_popular"),
-                 F.stddev_pop("n_popular").alias("std_popular"))
-            .where(F.col("n_pages") >= min_pages))
+    stats = (counts.groupBy("host")
+             .agg(F.count(F.lit(1)).alias("n_pages"), F.avg("n_popular").alias("mean_popular"),
+                  F.stddev_pop("n_popular").alias("std_popular"))
+             .where(F.col("n_pages") >= min_pages))
+    score = F.col("n_pages") * F.greatest(F.col("mean_popular") - F.col("std_popular"), F.lit(0.0)) / F.lit(float(m))
+    share = F.col("foreign_contribution") / F.when(F.col("n_popular") > 0, F.col("n_popular"))
+    sampled = covers.groupBy("host").agg(F.count(F.lit(1)).alias("sampled_pages"),
+                                         F.avg("cover_size").alias("mean_cover_size"),
+                                         F.avg(share).alias("mean_foreign_share"))
+    return (stats.join(sampled, on="host", how="left")
+            .select("host", "n_pages", "mean_popular", "std_popular", score.alias("monster_score"),
+                    F.coalesce("sampled_pages", F.lit(0)).alias("sampled_pages"), "mean_cover_size",
+                    "mean_foreign_share"))
 
 
-def monster_sites(stats: DataFrame, min_mean: float, max_std: float) -> DataFrame:
-    """The ranked candidates: (rank, host, n_pages, mean_popular, std_popular)."""
+def monster_sites(stats: DataFrame, min_mean: float, max_std: float, order: str = "score") -> DataFrame:
+    """The ranked candidates: ``rank`` then the host_stats columns."""
     candidates = stats.where((F.col("mean_popular") >= min_mean) & (F.col("std_popular") < max_std))
-    return ranked(candidates, F.desc("n_pages"), F.desc("mean_popular"), F.asc("std_popular"), F.asc("host"))
+    keys = [F.desc("n_pages"), F.desc("mean_popular"), F.asc("std_popular"), F.asc("host")]
+    if order == "score":
+        keys.insert(0, F.desc("monster_score"))
+    return ranked(candidates, *keys)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -84,7 +85,7 @@ def covering_plot(table: pd.DataFrame, m: int, title: str) -> bytes:
     if len(table):
         n = table["n_documents"].to_numpy(float)
         scale = 400.0 / max(n.max(), 1.0)  # largest disc: 400 pt^2
-        ax.scatter(table["n_popular"], table["cover_size"], s=n * scale, facecolors="none", edgecolors="0.35",
+        ax.scatter(table["n_popular"], table["cover_size"], s=n * scale, facecolors="0.85", edgecolors="0.4",
                    linewidths=0.8, label="documents (area)")
         share = table["mean_foreign_share"].fillna(0.0).to_numpy(float) if "mean_foreign_share" in table else None
         if share is not None and table["mean_foreign_share"].notna().any():
@@ -100,27 +101,35 @@ def covering_plot(table: pd.DataFrame, m: int, title: str) -> bytes:
     return _png(fig)
 
 
-def host_plot(stats: pd.DataFrame, monsters: pd.DataFrame, m: int, labels: int, title: str) -> bytes:
+def host_plot(stats: pd.DataFrame, monsters: pd.DataFrame, m: int, min_mean: float, max_std: float, labels: int,
+              title: str) -> bytes:
     """Figs. 8-9: per host, mean popular shingles per page (error bars: ± one standard
-    deviation) against page count; monster candidates in red, the top ``labels`` named."""
-    fig, ax = plt.subplots(figsize=(7.2, 5.0))
+    deviation) against page count; monster candidates in red with their rank, the first
+    ``labels`` named in a box; the candidates' mean threshold dotted."""
+    fig, ax = plt.subplots(figsize=(7.6, 5.2))
     chosen = set(monsters["host"]) if len(monsters) else set()
     for is_monster, colour in ((False, "0.45"), (True, "tab:red")):
         part = stats[stats["host"].isin(chosen) == is_monster]
         if len(part):
             ax.errorbar(part["mean_popular"], part["n_pages"], xerr=part["std_popular"], fmt="o", ms=3,
                         color=colour, ecolor=colour, elinewidth=0.7, capsize=2, alpha=0.8,
-                        label="monster candidates" if is_monster else "hosts")
-    for row in monsters.head(labels).itertuples():
-        ax.annotate(f"{row.rank}. {row.host}", (row.mean_popular, row.n_pages), fontsize=7, color="tab:red",
-                    xytext=(4, 4), textcoords="offset points")
-    if len(stats):
+                        label=f"monster candidates (std < {max_std:g})" if is_monster else "hosts")
+    names = []
+    for i, row in enumerate(monsters.head(labels).itertuples()):
+        ax.annotate(str(row.rank), (row.mean_popular, row.n_pages), fontsize=7, color="tab:red",
+                    xytext=(4, 3 if i % 2 == 0 else -9), textcoords="offset points")
+        names.append(f"{row.rank}. {row.host} ({row.n_pages} pages)")
+    if names:
+        ax.text(0.02, 0.98, "\n".join(names), transform=ax.transAxes, va="top", ha="left", fontsize=7,
+                color="tab:red", bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.85, "edgecolor": "0.8"})
+    ax.axvline(min_mean, color="tab:red", linestyle=":", lw=0.8, label=f"candidate mean >= {min_mean:g}")
+    if len(stats) and stats["n_pages"].max() > 10 * stats["n_pages"].min():
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.set_xlim(-1, m + 1)
     ax.set_xlabel(f"mean popular shingles per page (of {m}), bars ± 1 std")
     ax.set_ylabel("pages on the host")
     ax.set_title(title, fontsize=10)
-    if len(stats):
-        ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=8, loc="lower right")
     ax.grid(True, which="major", alpha=0.3)
     return _png(fig)

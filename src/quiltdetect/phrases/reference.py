@@ -37,7 +37,8 @@ class RefPhrases:
     n_popular: dict[str, int]  # doc_id -> popular shingles
     phrases: list[tuple[str, int, int, str]]  # ranked (text, n_documents, n_samples, example doc_id)
     covers: dict[str, list[tuple[str, int, int, bool]]] = field(default_factory=dict)  # (donor, covered, shared, foreign)
-    hosts: dict[str, tuple[int, float, float]] = field(default_factory=dict)  # host -> (pages, mean, std)
+    hosts: dict[str, tuple[int, float, float, float, float | None]] = field(default_factory=dict)
+    # host -> (pages, mean, std, monster score, mean covering-set size of its sampled pages)
     monsters: list[str] = field(default_factory=list)  # ranked hosts
 
 
@@ -124,13 +125,21 @@ def reference_phrases(docs: list[RefDoc], cfg: PhrasesConfig) -> RefPhrases:
                      for d in sample_documents(eligible, n_popular, cfg)}
 
     pages: dict[str, list[int]] = defaultdict(list)
+    sizes: dict[str, list[int]] = defaultdict(list)
     for d in kept:
         pages[by_id[d].host or ""].append(n_popular[d])
-    result.hosts = {h: (len(v), statistics.fmean(v), statistics.pstdev(v)) for h, v in pages.items()
-                    if len(v) >= cfg.min_host_pages}
-    candidates = [h for h, (_, mean, std) in result.hosts.items()
+        if d in result.covers:
+            sizes[by_id[d].host or ""].append(len(result.covers[d]))
+    for h, v in pages.items():
+        if len(v) >= cfg.min_host_pages:
+            mean, std = statistics.fmean(v), statistics.pstdev(v)
+            result.hosts[h] = (len(v), mean, std, len(v) * max(mean - std, 0.0) / m,
+                               statistics.fmean(sizes[h]) if sizes[h] else None)
+    candidates = [h for h, (_, mean, std, _, _) in result.hosts.items()
                   if mean >= cfg.monster_min_mean and std < cfg.monster_max_std]
-    result.monsters = sorted(candidates, key=lambda h: (-result.hosts[h][0], -result.hosts[h][1], result.hosts[h][2], h))
+    by_score = cfg.monster_order == "score"
+    result.monsters = sorted(candidates, key=lambda h: (-result.hosts[h][3] if by_score else 0, -result.hosts[h][0],
+                                                        -result.hosts[h][1], result.hosts[h][2], h))
     return result
 
 
