@@ -1,7 +1,8 @@
 """The paper's figures as PNG files (matplotlib, Agg backend), from small driver-side tables.
 
 Each function returns the PNG bytes; ``write_png`` puts them beside the tables, on a local
-path or any Hadoop file system.
+path or any Hadoop file system (through the sweep report's byte writer, the one place that
+writes binary files through ``common.fs``'s Hadoop handle).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
-from quiltdetect.common import fs  # noqa: E402
+from quiltdetect.sweep.report import _write_bytes  # noqa: E402 (the sweep's Hadoop-FS byte writer)
 
 DPI = 110
 
@@ -25,23 +26,14 @@ DPI = 110
 def _png(fig) -> bytes:
     buf = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=DPI)
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     return buf.getvalue()
 
 
 def write_png(spark: SparkSession, uri: str, data: bytes) -> None:
     """Write PNG bytes to a local path or a Hadoop URI (s3a://, hdfs://), overwriting it."""
-    if fs.is_local(uri):
-        with open(fs.local_path(uri), "wb") as fh:
-            fh.write(data)
-        return
-    hfs, path = fs._hadoop(spark, uri)
-    out = hfs.create(path, True)
-    try:
-        out.write(bytearray(data))
-    finally:
-        out.close()
+    _write_bytes(spark, uri, data)
 
 
 def occurrences_plot(table: pd.DataFrame, threshold: int, title: str) -> bytes:
@@ -106,7 +98,7 @@ def host_plot(stats: pd.DataFrame, monsters: pd.DataFrame, m: int, min_mean: flo
     """Figs. 8-9: per host, mean popular shingles per page (error bars: ± one standard
     deviation) against page count; monster candidates in red with their rank, the first
     ``labels`` named in a box; the candidates' mean threshold dotted."""
-    fig, ax = plt.subplots(figsize=(7.6, 5.2))
+    fig, ax = plt.subplots(figsize=(7.2, 5.0))
     chosen = set(monsters["host"]) if len(monsters) else set()
     for is_monster, colour in ((False, "0.45"), (True, "tab:red")):
         part = stats[stats["host"].isin(chosen) == is_monster]
@@ -120,7 +112,8 @@ def host_plot(stats: pd.DataFrame, monsters: pd.DataFrame, m: int, min_mean: flo
                     xytext=(4, 3 if i % 2 == 0 else -9), textcoords="offset points")
         names.append(f"{row.rank}. {row.host} ({row.n_pages} pages)")
     if names:
-        ax.text(0.02, 0.98, "\n".join(names), transform=ax.transAxes, va="top", ha="left", fontsize=7,
+        ax.text(1.02, 1.0, "monster candidates\n" + "\n".join(names), transform=ax.transAxes, va="top", ha="left",
+                fontsize=7,
                 color="tab:red", bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.85, "edgecolor": "0.8"})
     ax.axvline(min_mean, color="tab:red", linestyle=":", lw=0.8, label=f"candidate mean >= {min_mean:g}")
     if len(stats) and stats["n_pages"].max() > 10 * stats["n_pages"].min():
