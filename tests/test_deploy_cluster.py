@@ -44,12 +44,19 @@ class Job:
     script: str
     args: tuple[str, ...]
     tables: tuple[str, ...]
+    command: tuple[str, ...] = ()  # a sub-step given before the options (``reuse detect``)
 
 
 # Extend when a job lands in jobs/ (test_every_job_is_covered fails until it is listed).
 # Every job gets --input (the two sample WARCs above), --output and small shuffles.
 JOBS = (
     Job("find_quilts.py", ("-c", "3"), ("quilts", "doc_stats", "docs")),
+    Job("find_near_duplicates.py", (), ("pairs", "clusters")),
+    Job("mwo_join.py", ("-t", "0.4"), ("pairs", "records", "postings")),
+    Job("sweep.py", ("-k", "4,5", "-m", "10,50", "-c", "2,3", "--theta", "0.5", "--pivot", "5,50,2,0.5"),
+        ("outcomes/k=4/m=50", "outcomes/k=5/m=10", "outcomes/k=5/m=50")),
+    Job("content_reuse.py", ("--set", "chunk_threshold=3", "--set", "file_threshold=3"),
+        ("labeled", "pages", "neighborhoods"), command=("detect",)),
 )
 
 
@@ -194,7 +201,7 @@ def _rows(path: Path) -> list[str]:
 
 def _submit(job: Job, master: str, out: Path, extra: list[str], env: dict[str, str], config: list[str]):
     argv = [str(_spark_home() / "bin" / "spark-submit"), "--master", master, *extra,
-            str(REPO / "jobs" / job.script),
+            str(REPO / "jobs" / job.script), *job.command,
             *[a for name in INPUTS for a in ("--input", "file://" + str(SAMPLE / name))],
             "--output", "file://" + str(out), *config,
             "--set", "spark.sql.shuffle.partitions=4", *job.args]

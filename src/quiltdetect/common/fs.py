@@ -75,6 +75,17 @@ def exists(spark: SparkSession, uri: str) -> bool:
     return bool(fs.exists(path))
 
 
+def children(spark: SparkSession | None, uri: str) -> list[str]:
+    """The names of a directory's entries (empty if it does not exist)."""
+    if is_local(uri):
+        path = local_path(uri)
+        return sorted(os.listdir(path)) if os.path.isdir(path) else []
+    hfs, path = _hadoop(spark, uri)
+    if not hfs.exists(path):
+        return []
+    return sorted(status.getPath().getName() for status in hfs.listStatus(path))
+
+
 def delete(spark: SparkSession | None, uri: str) -> None:
     """Remove a path recursively if it exists."""
     if is_local(uri):
