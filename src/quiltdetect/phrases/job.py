@@ -7,8 +7,6 @@ count popular shingles (§3.3), covering sets (§3.4), monsters (§3.5); one nam
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +15,12 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from quiltdetect import lifecycle
 from quiltdetect.common import fs
-from quiltdetect.common.config import to_yaml
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
-from quiltdetect.ingest.read import resolve_inputs
-from quiltdetect.ingest.table import SPILL, document_table, ingestion_key
+from quiltdetect.ingest.table import SPILL
+from quiltdetect.lifecycle import JobRun
 from quiltdetect.phrases import plots
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.covering_sets import (
@@ -56,12 +54,6 @@ class PhrasesRun:
     output: str
     metrics: RunMetrics
     top: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-
-
-def write_table(state: RunState, frame: DataFrame, name: str) -> DataFrame:
-    """Write a result table atomically through the run state and read it back."""
-    state.write_table(frame, name)
-    return state.spark.read.parquet(fs.join(state.output, name))
 
 
 def samples_stage(spark: SparkSession, docs: DataFrame, cfg: PhrasesConfig, metrics: RunMetrics,
@@ -104,38 +96,27 @@ def collapse_stage(spark: SparkSession, samples: DataFrame, cfg: PhrasesConfig, 
 
 def run(spark: SparkSession, cfg: PhrasesConfig) -> PhrasesRun:
     """Run the whole job; writes docs/, the result tables and figures, metrics.json,
-    config.yaml and _COMPLETE (last). A rerun resumes like the other jobs."""
+    config.yaml and _COMPLETE (last). A rerun resumes like the other jobs (``lifecycle``)."""
     cfg.validate()
-    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
-    files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
-    state = RunState(spark, cfg.output, "phrases", ingestion_key(spark, cfg, files))
-    done = None if cfg.overwrite else state.completed(config_key(cfg))
-    if done is not None:
-        metrics = RunMetrics(job="phrases", stages=done["metrics"].get("stages", {}))
-        metrics.stages["resume"] = {"complete_already": True, "run_id": done.get("run_id"), "seconds": 0.0}
-        return PhrasesRun(cfg.output, metrics, top_rows(spark, cfg))
-    state.begin(overwrite=cfg.overwrite)
-    metrics = RunMetrics(job="phrases")
-    docs = document_table(spark, cfg, metrics, state=state, files=files)
-    samples = samples_stage(spark, docs, cfg, metrics, state)
-    kept = collapse_stage(spark, samples, cfg, metrics)
-    find_phrases(spark, docs, kept, cfg, metrics, state)
-    kept.unpersist()
-    params = {"k": cfg.k, "shingles": cfg.shingles, "popular": cfg.popular, "server": cfg.server,
-              "collapse_near_duplicates": cfg.collapse_near_duplicates, "near_duplicate_b": cfg.near_duplicate_b,
-              "cover_sample": cfg.cover_sample, "cover_sample_size": cfg.cover_sample_size,
-              "cover_seed": cfg.cover_seed, "cover_min_popular": cfg.cover_min_popular,
-              "min_host_pages": cfg.min_host_pages}
-    metrics_json = metrics.to_json({"parameters": params})
-    fs.write_text(spark, fs.join(cfg.output, "metrics.json"), metrics_json)
-    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
-    state.complete(config_key(cfg), dataclasses.asdict(cfg), json.loads(metrics_json))
-    return PhrasesRun(cfg.output, metrics, top_rows(spark, cfg))
+    job = lifecycle.start(spark, cfg, "phrases")
+    if not job.complete_already:
+        docs = job.docs()
+        samples = samples_stage(spark, docs, cfg, job.metrics, job.state)
+        kept = collapse_stage(spark, samples, cfg, job.metrics)
+        find_phrases(job, docs, kept)
+        kept.unpersist()
+        params = {"k": cfg.k, "shingles": cfg.shingles, "popular": cfg.popular, "server": cfg.server,
+                  "collapse_near_duplicates": cfg.collapse_near_duplicates, "near_duplicate_b": cfg.near_duplicate_b,
+                  "cover_sample": cfg.cover_sample, "cover_sample_size": cfg.cover_sample_size,
+                  "cover_seed": cfg.cover_seed, "cover_min_popular": cfg.cover_min_popular,
+                  "min_host_pages": cfg.min_host_pages, "monster_order": cfg.monster_order}
+        job.publish({"parameters": params})
+    return PhrasesRun(cfg.output, job.metrics, top_rows(spark, cfg))
 
 
-def find_phrases(spark: SparkSession, docs: DataFrame, kept: DataFrame, cfg: PhrasesConfig, metrics: RunMetrics,
-                 state: RunState) -> None:
+def find_phrases(job: JobRun, docs: DataFrame, kept: DataFrame) -> None:
     """§3.3-3.5 on the kept documents' samples: every result table and figure."""
+    spark, cfg, metrics, write_table = job.spark, job.cfg, job.metrics, job.write
     server = servers(docs, cfg.server).persist(SPILL)
     triples = shingle_triples(kept)
 
@@ -148,14 +129,14 @@ def find_phrases(spark: SparkSession, docs: DataFrame, kept: DataFrame, cfg: Phr
         doc_n = popular_counts_per_document(kept, triples, popular).persist(SPILL)
         per_doc = (doc_n
                    .join(docs.select("doc_key", "doc_id", "url"), on="doc_key").join(server, on="doc_key"))
-        doc_counts = write_table(state, per_doc.select("doc_id", "url", "host", "server", "n_words", "n_popular")
+        doc_counts = write_table(per_doc.select("doc_id", "url", "host", "server", "n_words", "n_popular")
                                  .orderBy("doc_id"), "doc_popular_counts")
-        occurrences = write_table(state, popular.groupBy("n_documents").agg(F.count(F.lit(1)).alias("n_shingles"))
+        occurrences = write_table(popular.groupBy("n_documents").agg(F.count(F.lit(1)).alias("n_shingles"))
                                   .orderBy("n_documents"), "shingle_occurrences")
         histogram = (doc_counts.groupBy("n_popular").agg(F.count(F.lit(1)).alias("n_documents"))
                      .withColumn("fraction", F.col("n_documents") / F.sum("n_documents").over(Window.partitionBy()))
                      .orderBy("n_popular"))
-        hist = write_table(state, histogram, "popular_per_document").toPandas()
+        hist = write_table(histogram, "popular_per_document").toPandas()
         counts.update(histogram_counts(hist, cfg.shingles))
         by_shingle.unpersist()
 
@@ -168,7 +149,7 @@ def find_phrases(spark: SparkSession, docs: DataFrame, kept: DataFrame, cfg: Phr
                  .select("phrase", "n_documents", "n_samples", "n_popular_selectors", "example_url",
                          F.col("shingle").alias("fingerprint")))
         table = ranked(table, F.desc("n_documents"), F.desc("n_samples"), F.asc("phrase"), F.asc("fingerprint"))
-        row = write_table(state, table, "popular_phrases").agg(
+        row = write_table(table, "popular_phrases").agg(
             F.count(F.lit(1)), F.sum(F.col("phrase").isNull().cast("long"))).first()
         counts["popular_phrases"] = int(row[0])
         counts["without_text"] = int(row[1] or 0)
@@ -179,9 +160,9 @@ def find_phrases(spark: SparkSession, docs: DataFrame, kept: DataFrame, cfg: Phr
         with_server = cfg.server != "none"
         rows = donor_rows(sample, triples, popular, server if with_server else None)
         picks = covering_sets(rows, cfg.shingles)
-        covers = write_table(state, assemble(sample, picks, doc_n, docs, server, foreign=with_server)
+        covers = write_table(assemble(sample, picks, doc_n, docs, server, foreign=with_server)
                              .orderBy("doc_id"), "covering_sets")
-        scatter = write_table(state, scatter_table(covers), "cover_scatter")
+        scatter = write_table(scatter_table(covers), "cover_scatter")
         row = covers.agg(F.sum("cover_size"), F.sum("n_popular"), F.sum("foreign_contribution"),
                          F.sum("uncovered"), F.count(F.lit(1))).first()
         counts["sampled_documents"] = int(row[4])
@@ -192,8 +173,8 @@ def find_phrases(spark: SparkSession, docs: DataFrame, kept: DataFrame, cfg: Phr
 
     with metrics.stage(spark, "hosts", f"hosts with >= {cfg.min_host_pages} pages, monster candidates") as counts:
         stats = host_stats(doc_counts, covers, cfg.min_host_pages, cfg.shingles)
-        hosts = write_table(state, stats.orderBy(F.desc("n_pages"), "host"), "host_stats")
-        monsters = write_table(state, monster_sites(hosts, cfg.monster_min_mean, cfg.monster_max_std,
+        hosts = write_table(stats.orderBy(F.desc("n_pages"), "host"), "host_stats")
+        monsters = write_table(monster_sites(hosts, cfg.monster_min_mean, cfg.monster_max_std,
                                                     cfg.monster_order), "monster_sites")
         counts["hosts"] = hosts.count()
         counts["monster_candidates"] = monsters.count()
@@ -230,13 +211,6 @@ def histogram_counts(hist: pd.DataFrame, m: int) -> dict[str, Any]:
         "at_least_half_popular": int(hist.loc[hist["n_popular"] * 2 >= m, "n_documents"].sum()),
         "mean_popular": round(float((hist["n_popular"] * hist["n_documents"]).sum()) / max(total, 1), 3),
     }
-
-
-def config_key(cfg: PhrasesConfig) -> str:
-    """Fingerprint of the settings that shape the results (not output, Spark or display)."""
-    shaping = {k: v for k, v in dataclasses.asdict(cfg).items()
-               if k not in ("output", "overwrite", "spark", "top", "hadoop_reader", "inputs")}
-    return fingerprint(shaping)
 
 
 def top_rows(spark: SparkSession, cfg: PhrasesConfig) -> dict[str, list[dict[str, Any]]]:

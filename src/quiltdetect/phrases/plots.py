@@ -23,6 +23,13 @@ from quiltdetect.sweep.report import _write_bytes  # noqa: E402 (the sweep's Had
 DPI = 110
 
 
+def _plain_log(axis) -> None:
+    """Log-scale ticks at 1, 2, 5 per decade, written as plain numbers (no 2x10^1)."""
+    axis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
 def _png(fig) -> bytes:
     buf = io.BytesIO()
     fig.tight_layout()
@@ -40,9 +47,11 @@ def occurrences_plot(table: pd.DataFrame, threshold: int, title: str) -> bytes:
     """Fig. 1: number of popular shingles per number of documents they occur in, log-log."""
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     if len(table):
-        ax.plot(table["n_documents"], table["n_shingles"], marker="o", ms=3, lw=1, color="tab:blue")
+        ax.plot(table["n_documents"], table["n_shingles"], "o", ms=3, color="tab:blue", label="popular shingles")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        _plain_log(ax.xaxis)
+        _plain_log(ax.yaxis)
     ax.axvline(threshold, color="red", linestyle=":", label=f"popular: >= {threshold} documents")
     ax.set_xlabel("documents a popular shingle occurs in")
     ax.set_ylabel("number of popular shingles")
@@ -60,8 +69,10 @@ def per_document_plot(table: pd.DataFrame, m: int, title: str) -> bytes:
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     xs = np.arange(m + 1)
     shown = full > 0
-    ax.plot(xs[shown], full[shown], marker="o", ms=3, lw=1, color="tab:blue")
+    ax.vlines(xs[shown], 0, full[shown], color="tab:blue", lw=1)
+    ax.plot(xs[shown], full[shown], "o", ms=3, color="tab:blue")
     ax.set_yscale("log")
+    ax.set_ylim(bottom=min(full[shown].min() / 2, 0.5) if shown.any() else 1e-3)
     ax.set_xlim(-1, m + 1)
     ax.set_xlabel(f"popular shingles in a document (of {m})")
     ax.set_ylabel("fraction of documents")
@@ -118,7 +129,7 @@ def host_plot(stats: pd.DataFrame, monsters: pd.DataFrame, m: int, min_mean: flo
     ax.axvline(min_mean, color="tab:red", linestyle=":", lw=0.8, label=f"candidate mean >= {min_mean:g}")
     if len(stats) and stats["n_pages"].max() > 10 * stats["n_pages"].min():
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        _plain_log(ax.yaxis)
     ax.set_xlim(-1, m + 1)
     ax.set_xlabel(f"mean popular shingles per page (of {m}), bars ± 1 std")
     ax.set_ylabel("pages on the host")
