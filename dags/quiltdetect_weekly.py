@@ -1,7 +1,7 @@
 """quiltdetect on Airflow: ingest the week's crawl once, then every analysis; weekly, no catch-up.
 
     ingest -> quilts -> sweep          (the quilt job, then Table 1 / Fig. 3 of the same corpus)
-    ingest -> near_duplicates, content_reuse, mwo_join
+    ingest -> near_duplicates, content_reuse, mwo_join, phrases
 
 Each task is a ``SparkSubmitOperator`` (apache-airflow-providers-apache-spark) submitting a
 ``jobs/*.py`` entry point through the Airflow connection ``QUILTDETECT_SPARK_CONN`` names
@@ -43,6 +43,7 @@ TASKS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "near_duplicates": ("find_near_duplicates.py", ("ingest",), ()),
     "content_reuse": ("content_reuse.py", ("ingest",), ("detect",)),
     "mwo_join": ("mwo_join.py", ("ingest",), ()),
+    "phrases": ("find_popular_phrases.py", ("ingest",), ()),
 }
 
 HOME = "{{ params.quiltdetect_home }}"

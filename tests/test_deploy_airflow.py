@@ -107,7 +107,7 @@ def test_dagbag_loads_the_dag_with_its_tasks_and_spark_submit_arguments(airflow_
     # ingest -> quilts -> sweep; ingest -> the other analyses.
     assert {t: up for t, (_, up, _) in tasks_table.items()} == {
         "ingest": [], "quilts": ["ingest"], "sweep": ["quilts"], "near_duplicates": ["ingest"],
-        "content_reuse": ["ingest"], "mwo_join": ["ingest"]}
+        "content_reuse": ["ingest"], "mwo_join": ["ingest"], "phrases": ["ingest"]}
     run = "s3a://my-bucket/quiltdetect/20260105"
     for task_id, (job, upstream, command) in tasks_table.items():
         task = got["tasks"][task_id]
@@ -139,7 +139,7 @@ def test_dag_test_runs_every_task_on_local_spark(airflow_env, tmp_path):
             "properties_file": None, "driver_python": _spark_python()}
     got = _python(RUN, [str(REPO / "dags"), json.dumps(conf)], airflow_env, timeout=2400)
     assert got["state"].endswith("success"), got
-    assert len(got["tasks"]) == 6 and all(s.endswith("success") for s in got["tasks"].values()), got
+    assert len(got["tasks"]) == 7 and all(s.endswith("success") for s in got["tasks"].values()), got
     runs = list((tmp_path / "out").iterdir())
     assert len(runs) == 1
     for task in got["tasks"]:

@@ -6,6 +6,7 @@ input order; _COMPLETE published last; a rerun reports the complete run; new set
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Callable
@@ -22,13 +23,17 @@ from quiltdetect.mwo import job as mwo_job
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.neardup import job as neardup_job
 from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.phrases import job as phrases_job
+from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.reuse import job as reuse_job
 from quiltdetect.reuse.config import ReuseConfig
 from quiltdetect.sweep import job as sweep_job
 from quiltdetect.sweep.config import SweepConfig
 
 pytestmark = pytest.mark.spark
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "synthetic-quilts.warc.gz"
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "sample" / "synthetic-quilts.warc.gz"
+TRUTH = REPO / "data" / "truth" / "synthetic-quilts.truth.jsonl"
 N_PAGES = 160
 
 
@@ -48,6 +53,9 @@ JOBS = {
     "sweep": Job(SweepConfig, sweep_job.run, ("outcomes/k=4/m=50", "outcomes/k=5/m=10", "outcomes/k=5/m=50"),
                  {"ks": [4, 5], "ms": [10, 50], "cs": [2, 3], "thetas": [0.5], "pivot": [5, 50, 2, 0.5]},
                  {"cs": [2, 4]}),
+    "phrases": Job(PhrasesConfig, phrases_job.run,
+                   ("popular_phrases", "doc_popular_counts", "covering_sets", "host_stats"),
+                   {"cover_min_popular": 5, "min_host_pages": 3}, {"popular": 4}),
     "reuse": Job(ReuseConfig, reuse_job.run_detect, ("labeled", "pages", "neighborhoods", "chunk_matches"),
                  {"chunk_threshold": 3, "file_threshold": 3}, {"chunk_threshold": 4}),
 }
@@ -55,10 +63,18 @@ JOBS = {
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> list[str]:
-    """The first pages of the bundled synthetic crawl as two JSONL files (sites, mirrors, quilts)."""
+    """160 pages of the bundled synthetic crawl as two JSONL files: every planted mirror,
+    near-copy and quilt with its sources, then the first other pages (sites, boilerplate)."""
     root = tmp_path_factory.mktemp("inputs")
     with open(SAMPLE, "rb") as fh:
-        pages = [r for r in iter_warc_rows(fh, str(SAMPLE)) if r["skip_reason"] is None][:N_PAGES]
+        crawl = [r for r in iter_warc_rows(fh, str(SAMPLE)) if r["skip_reason"] is None]
+    planted: set[str] = set()
+    for line in TRUTH.read_text(encoding="utf-8").splitlines():
+        truth = json.loads(line)
+        planted.update([truth["doc_id"], *(s["doc_id"] for s in truth["sources"])])
+    first = [r for r in crawl if r["doc_id"] in planted]
+    pages = (first + [r for r in crawl if r["doc_id"] not in planted])[:N_PAGES]
+    assert len(first) < N_PAGES
     paths = []
     for name, part in (("a.jsonl", pages[::2]), ("b.jsonl", pages[1::2])):
         rows = [json.dumps({"id": p["doc_id"], "url": p["url"], "text": p["text"]}) + "\n" for p in part]
@@ -74,7 +90,8 @@ def rows_bytes(path: Path) -> bytes:
 
 
 def configure(job: Job, inputs: list[str], out: Path, **extra: Any):
-    return merge_settings(job.config, {"inputs": inputs, "output": str(out), "top": 3, **job.settings, **extra})
+    top = {"top": 3} if "top" in {f.name for f in dataclasses.fields(job.config)} else {}
+    return merge_settings(job.config, {"inputs": inputs, "output": str(out), **top, **job.settings, **extra})
 
 
 @pytest.mark.parametrize("name", sorted(JOBS))

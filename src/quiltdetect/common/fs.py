@@ -162,6 +162,22 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
         out.close()
 
 
+def write_bytes(spark: SparkSession | None, uri: str, data: bytes) -> None:
+    """Write a small binary file (a plot) locally or through the Hadoop file system."""
+    if is_local(uri):
+        path = local_path(uri)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return
+    hfs, path = _hadoop(spark, uri)
+    out = hfs.create(path, True)
+    try:
+        out.write(bytearray(data))
+    finally:
+        out.close()
+
+
 def check_output(spark: SparkSession | None, output: str, *, overwrite: bool) -> None:
     """Refuse to write into a non-empty output unless ``overwrite`` or it is a quiltdetect
     output (which the run then resumes, or refuses if it was made from other inputs).

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
-from quiltdetect.sweep.report import _write_bytes  # noqa: E402 (the sweep's Hadoop-FS byte writer)
+from quiltdetect.common import fs  # noqa: E402
 
 DPI = 110
 
@@ -40,7 +40,7 @@ def _png(fig) -> bytes:
 
 def write_png(spark: SparkSession, uri: str, data: bytes) -> None:
     """Write PNG bytes to a local path or a Hadoop URI (s3a://, hdfs://), overwriting it."""
-    _write_bytes(spark, uri, data)
+    fs.write_bytes(spark, uri, data)
 
 
 def occurrences_plot(table: pd.DataFrame, threshold: int, title: str) -> bytes:

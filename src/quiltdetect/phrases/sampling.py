@@ -23,7 +23,7 @@ from quiltdetect.neardup.supershingles import (
     CHUNK,
     MINHASH_SEED,
     N_MINHASH,
-    _seeds,
+    selector_seeds,
     supershingles_of,
 )
 
@@ -39,7 +39,7 @@ def selectors(m: int) -> tuple[np.ndarray, np.ndarray]:
     if m < 1:
         raise ValueError(f"the number of shingles m must be >= 1, got {m}")
     n = max(m, N_MINHASH)
-    return _seeds(n, MINHASH_SEED), _seeds(n, MINHASH_SEED + 2) | np.uint64(1)
+    return selector_seeds(n, MINHASH_SEED), selector_seeds(n, MINHASH_SEED + 2) | np.uint64(1)
 
 
 def select(phrase_set: np.ndarray, seeds: np.ndarray, multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
