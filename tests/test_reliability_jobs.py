@@ -54,7 +54,7 @@ JOBS = {
                  {"ks": [4, 5], "ms": [10, 50], "cs": [2, 3], "thetas": [0.5], "pivot": [5, 50, 2, 0.5]},
                  {"cs": [2, 4]}),
     "phrases": Job(PhrasesConfig, phrases_job.run,
-                   ("popular_phrases", "doc_popular_counts", "covering_sets", "host_stats"),
+                   ("popular_phrases", "doc_popular_counts", "covering_sets", "cover_scatter", "host_stats"),
                    {"cover_min_popular": 5, "min_host_pages": 3}, {"popular": 4}),
     "reuse": Job(ReuseConfig, reuse_job.run_detect, ("labeled", "pages", "neighborhoods", "chunk_matches"),
                  {"chunk_threshold": 3, "file_threshold": 3}, {"chunk_threshold": 4}),

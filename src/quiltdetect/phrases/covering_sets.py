@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.covering import greedy_covering_set, sample_priority
+from quiltdetect.phrases.monsters import ordered_mean
 from quiltdetect.quilts.patch_grams import server_column
 
 COVER_SCHEMA = "target long, rank int, donor long, covered int, shared int, foreign boolean"
@@ -140,5 +141,5 @@ def scatter_table(cover_table: DataFrame) -> DataFrame:
     """Figs. 3-7 as a table: (n_popular, cover_size, n_documents, mean_foreign_share)."""
     share = F.col("foreign_contribution") / F.when(F.col("n_popular") > 0, F.col("n_popular"))
     return (cover_table.groupBy("n_popular", "cover_size")
-            .agg(F.count(F.lit(1)).alias("n_documents"), F.avg(share).alias("mean_foreign_share"))
+            .agg(F.count(F.lit(1)).alias("n_documents"), ordered_mean(share).alias("mean_foreign_share"))
             .orderBy("n_popular", "cover_size"))

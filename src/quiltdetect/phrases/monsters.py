@@ -13,10 +13,17 @@ size, whose pages are nearly all popular with little variation. Ties: page count
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from quiltdetect.phrases.popular import ranked
+
+
+def ordered_mean(value: Column) -> Column:
+    """The mean of a double column summed in sorted order: the same bits for any partitioning
+    (a plain avg adds in partition order). Nulls are left out, as avg does."""
+    values = F.array_sort(F.collect_list(value))
+    return F.when(F.size(values) > 0, F.aggregate(values, F.lit(0.0), lambda acc, x: acc + x) / F.size(values))
 
 
 def host_stats(counts: DataFrame, covers: DataFrame, min_pages: int, m: int) -> DataFrame:
@@ -26,15 +33,21 @@ def host_stats(counts: DataFrame, covers: DataFrame, min_pages: int, m: int) -> 
     ``counts``: (host, n_popular) per document after the collapse; ``covers``: the
     covering_sets table (host, n_popular, cover_size, foreign_contribution).
     """
+    # Exact integer sums, so the statistics are the same bits for any partitioning (Spark's
+    # stddev merges floating-point moments in partition order).
+    n, total = F.count(F.lit(1)), F.sum(F.col("n_popular").cast("long"))
+    squares = F.sum((F.col("n_popular") * F.col("n_popular")).cast("long"))
     stats = (counts.groupBy("host")
-             .agg(F.count(F.lit(1)).alias("n_pages"), F.avg("n_popular").alias("mean_popular"),
-                  F.stddev_pop("n_popular").alias("std_popular"))
-             .where(F.col("n_pages") >= min_pages))
+             .agg(n.alias("n_pages"), total.alias("_s"), squares.alias("_ss"))
+             .where(F.col("n_pages") >= min_pages)
+             .select("host", "n_pages", (F.col("_s") / F.col("n_pages")).alias("mean_popular"),
+                     (F.sqrt((F.col("n_pages") * F.col("_ss") - F.col("_s") * F.col("_s")).cast("double"))
+                      / F.col("n_pages")).alias("std_popular")))
     score = F.col("n_pages") * F.greatest(F.col("mean_popular") - F.col("std_popular"), F.lit(0.0)) / F.lit(float(m))
     share = F.col("foreign_contribution") / F.when(F.col("n_popular") > 0, F.col("n_popular"))
     sampled = covers.groupBy("host").agg(F.count(F.lit(1)).alias("sampled_pages"),
-                                         F.avg("cover_size").alias("mean_cover_size"),
-                                         F.avg(share).alias("mean_foreign_share"))
+                                         (F.sum("cover_size") / F.count(F.lit(1))).alias("mean_cover_size"),
+                                         ordered_mean(share).alias("mean_foreign_share"))
     return (stats.join(sampled, on="host", how="left")
             .select("host", "n_pages", "mean_popular", "std_popular", score.alias("monster_score"),
                     F.coalesce("sampled_pages", F.lit(0)).alias("sampled_pages"), "mean_cover_size",
