@@ -1,14 +1,20 @@
-"""quiltdetect on Airflow: one spark-submit task per job of jobs/, weekly, no catch-up.
+"""quiltdetect on Airflow: ingest the week's crawl once, then every analysis; weekly, no catch-up.
+
+    ingest -> quilts -> sweep          (the quilt job, then Table 1 / Fig. 3 of the same corpus)
+    ingest -> near_duplicates, content_reuse, mwo_join, phrases
 
 Each task is a ``SparkSubmitOperator`` (apache-airflow-providers-apache-spark) submitting a
-``jobs/*.py`` entry point through the Airflow connection ``params.spark_conn`` names (default
-``spark_default``: host ``spark://master:7077``, ``yarn`` or ``local[*]``; its extra sets
-``deploy-mode`` and ``spark-binary``). Inputs, output root, the job options file and the
-spark-submit properties file are Airflow params, so a run can be triggered with other values.
-Each run writes ``<output_root>/<ds_nodash>/<task>/``.
+``jobs/*.py`` entry point through the Airflow connection ``QUILTDETECT_SPARK_CONN`` names
+(default ``spark_default``: host ``spark://master:7077``, ``yarn`` or ``local[*]``; its extra
+sets ``deploy-mode`` and ``spark-binary``). ``ingest`` reads the crawl into a document table;
+every other task reads that table (``<run>/ingest/docs``), so WARC and HTML are parsed once.
+Inputs, output root, the shared options file, per-task options files and the spark-submit
+properties file are Airflow params, so a run can be triggered with other values. Each run
+writes ``<output_root>/<ds_nodash>/<task>/``; a retried or re-triggered task resumes its output
+(finished stages are kept, see docs/reliability.md).
 
 Parse time imports only Airflow and the Spark provider: no PySpark, no quiltdetect.
-Extend TASKS when a job lands in jobs/ (tests/test_deploy_airflow.py checks they agree).
+TASKS must name every job of jobs/ (tests/test_deploy_airflow.py checks they agree).
 """
 
 from __future__ import annotations
@@ -29,11 +35,15 @@ except ImportError:  # Airflow 2.x
 QUILTDETECT_HOME = os.environ.get("QUILTDETECT_HOME", str(Path(__file__).resolve().parents[1]))
 SPARK_CONN = os.environ.get("QUILTDETECT_SPARK_CONN", "spark_default")
 
-# task id -> (job file, upstream task ids). The quilt job ingests the crawl itself (it writes the
-# document table, docs/, beside its results). Jobs from other analyses join here with their
-# upstreams, e.g. ("find_near_duplicates.py", ("quilts",)).
-TASKS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "quilts": ("find_quilts.py", ()),
+# task id -> (job file, upstream task ids, arguments before the options).
+TASKS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "ingest": ("ingest.py", (), ()),
+    "quilts": ("find_quilts.py", ("ingest",), ()),
+    "sweep": ("sweep.py", ("quilts",), ()),
+    "near_duplicates": ("find_near_duplicates.py", ("ingest",), ()),
+    "content_reuse": ("content_reuse.py", ("ingest",), ("detect",)),
+    "mwo_join": ("mwo_join.py", ("ingest",), ()),
+    "phrases": ("find_popular_phrases.py", ("ingest",), ()),
 }
 
 HOME = "{{ params.quiltdetect_home }}"
@@ -57,6 +67,9 @@ with DAG(
                                   description="the repository on the workers: jobs/, conf/, dist/"),
         "job_config": Param(f"{QUILTDETECT_HOME}/conf/cluster.yaml", type="string",
                             description="--config of every job (job options and spark.* settings)"),
+        "task_configs": Param({}, type="object",
+                              description="task id -> a second --config for that task only, e.g. "
+                                          '{"sweep": "/etc/quiltdetect/sweep.yaml"}'),
         "properties_file": Param(f"{QUILTDETECT_HOME}/conf/spark-defaults.conf", type=["string", "null"],
                                  description="spark-submit --properties-file (archives, Python); null for none"),
         "driver_python": Param("python3", type="string",
@@ -64,7 +77,9 @@ with DAG(
     },
 ) as dag:
     tasks = {}
-    for task_id, (job, _) in TASKS.items():
+    for task_id, (job, _, command) in TASKS.items():
+        source = ["--input", "{{ params.input }}"] if task_id == "ingest" else [
+            "--input", f"{RUN_DIR}/ingest/docs", "--input-format", "parquet"]
         tasks[task_id] = SparkSubmitOperator(
             task_id=task_id,
             conn_id=SPARK_CONN,
@@ -73,9 +88,10 @@ with DAG(
             properties_file="{{ params.properties_file or '' }}",
             env_vars={"PYSPARK_DRIVER_PYTHON": "{{ params.driver_python }}",
                       "PYSPARK_PYTHON": "{{ params.driver_python }}"},
-            application_args=["--input", "{{ params.input }}", "--output", f"{RUN_DIR}/{task_id}",
-                              "--config", "{{ params.job_config }}", "--overwrite"],
+            application_args=[*command, *source, "--output", f"{RUN_DIR}/{task_id}",
+                              "--config", "{{ params.job_config }}",
+                              "--config", f"{{{{ params.task_configs.get('{task_id}', params.job_config) }}}}"],
         )
-    for task_id, (_, upstream) in TASKS.items():
+    for task_id, (_, upstream, _) in TASKS.items():
         for up in upstream:
             tasks[up] >> tasks[task_id]

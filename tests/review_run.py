@@ -59,4 +59,5 @@ def make_run(root: Path, *, n_quilts: int = 3, seed: int = 7, k: int = 5) -> Pat
     })
     pq.write_table(docs_table, root / "docs" / "part-00000.parquet")
     (root / "config.yaml").write_text(f"k: {k}\nm: 50\nc: 2\ntheta: 0.5\nforeign: none\n", encoding="utf-8")
+    (root / "_COMPLETE").write_text('{"job": "quilts"}', encoding="utf-8")
     return root

@@ -109,6 +109,23 @@ def test_huge_page_and_decompression_bomb_are_capped():
     assert rs[2]["text"].startswith("Hello")
 
 
+def test_a_100_mb_page_under_the_default_cap_is_skipped_and_the_file_goes_on():
+    """The issue's own size: a 100 MB page against the default 50 MB cap, read only up to the cap."""
+    import tracemalloc
+
+    huge = b"<html><body><p>" + b"spam " * 20_000_000 + b"</p></body></html>"
+    data = gz(warc_record(http(huge), rid="1")) + gz(warc_record(http(PAGE), rid="2"))
+    del huge
+    tracemalloc.start()
+    rs = rows(data)  # max_payload_bytes defaults to 50,000,000
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert reasons(rs) == [R.SKIP_TOO_LARGE, None]
+    # Read up to the cap, never past it: at most the cap's bytes plus their join (2 x 50 MB);
+    # reading the whole 100 MB page would need at least 200 MB.
+    assert peak < 120_000_000, f"the reader held {peak:,} bytes"
+
+
 def test_wet_with_garbage_and_empty_records():
     wet = (
         "WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000001>\r\n"

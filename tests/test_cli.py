@@ -39,6 +39,18 @@ def test_layering_defaults_file_options_and_set(tmp_path):
     assert cfg.spark["spark.master"] == "local[*]"
 
 
+def test_config_files_layer_in_order(tmp_path):
+    shared, task = tmp_path / "cluster.yaml", tmp_path / "task.yaml"
+    shared.write_text("k: 7\nwrite_rejects: true\nspark:\n  spark.sql.shuffle.partitions: 400\n  spark.log.level: INFO\n")
+    task.write_text("k: 6\nspark:\n  spark.sql.shuffle.partitions: 8\n")
+    args = build_parser().parse_args(
+        ["quilts", "--input", str(SAMPLE), "--output", str(tmp_path / "o"), "--config", str(shared),
+         "--config", str(task)])
+    cfg = quilt_config(args)
+    assert (cfg.k, cfg.write_rejects) == (6, True)
+    assert cfg.spark["spark.sql.shuffle.partitions"] == 8 and cfg.spark["spark.log.level"] == "INFO"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -51,7 +51,7 @@ if dag is not None:
         }
 sys.path.insert(0, sys.argv[1])
 import quiltdetect_weekly  # the table the DAG is built from
-out["table"] = {k: [job, list(up)] for k, (job, up) in quiltdetect_weekly.TASKS.items()}
+out["table"] = {k: [job, list(up), list(cmd)] for k, (job, up, cmd) in quiltdetect_weekly.TASKS.items()}
 print("RESULT " + json.dumps(out, default=str))
 """
 
@@ -102,16 +102,23 @@ def test_dagbag_loads_the_dag_with_its_tasks_and_spark_submit_arguments(airflow_
     assert got["heavy"] == [], f"parse time imported {got['heavy']}"
     assert got["catchup"] is False
     # Every spark-submit entry point of jobs/ is a task, and the dependencies are the table's.
-    assert sorted(job for job, _ in tasks_table.values()) == sorted(p.name for p in (REPO / "jobs").glob("*.py"))
+    assert sorted(job for job, _, _ in tasks_table.values()) == sorted(p.name for p in (REPO / "jobs").glob("*.py"))
     assert set(got["tasks"]) == set(tasks_table)
-    for task_id, (job, upstream) in tasks_table.items():
+    # ingest -> quilts -> sweep; ingest -> the other analyses.
+    assert {t: up for t, (_, up, _) in tasks_table.items()} == {
+        "ingest": [], "quilts": ["ingest"], "sweep": ["quilts"], "near_duplicates": ["ingest"],
+        "content_reuse": ["ingest"], "mwo_join": ["ingest"], "phrases": ["ingest"]}
+    run = "s3a://my-bucket/quiltdetect/20260105"
+    for task_id, (job, upstream, command) in tasks_table.items():
         task = got["tasks"][task_id]
         assert task["type"] == "SparkSubmitOperator" and task["conn_id"] == "spark_default"
         assert sorted(upstream) == task["upstream"]
         assert task["application"] == f"{REPO}/jobs/{job}"
+        source = (["--input", "s3a://my-bucket/crawl/"] if task_id == "ingest"
+                  else ["--input", f"{run}/ingest/docs", "--input-format", "parquet"])
         assert task["application_args"] == [
-            "--input", "s3a://my-bucket/crawl/", "--output", f"s3a://my-bucket/quiltdetect/20260105/{task_id}",
-            "--config", f"{REPO}/conf/cluster.yaml", "--overwrite"]
+            *command, *source, "--output", f"{run}/{task_id}",
+            "--config", f"{REPO}/conf/cluster.yaml", "--config", f"{REPO}/conf/cluster.yaml"]
         assert task["properties_file"] == f"{REPO}/conf/spark-defaults.conf"
         assert task["env_vars"]["PYSPARK_DRIVER_PYTHON"] == "python3"
 
@@ -125,14 +132,20 @@ def test_dag_test_runs_every_task_on_local_spark(airflow_env, tmp_path):
     assert migrate.returncode == 0, migrate.stdout[-2000:] + migrate.stderr[-3000:]
     job_config = tmp_path / "job.yaml"
     job_config.write_text("spark:\n  spark.sql.shuffle.partitions: 4\n  spark.ui.enabled: false\n")
+    sweep_config = tmp_path / "sweep.yaml"
+    sweep_config.write_text("ks: [4, 5]\nms: [10, 50]\ncs: [2, 3]\nthetas: [0.5]\npivot: [5, 50, 2, 0.5]\n")
     conf = {"input": str(SAMPLE / "synthetic-quilts.warc.gz"), "output_root": str(tmp_path / "out"),
-            "job_config": str(job_config), "properties_file": None, "driver_python": _spark_python()}
-    got = _python(RUN, [str(REPO / "dags"), json.dumps(conf)], airflow_env, timeout=1800)
+            "job_config": str(job_config), "task_configs": {"sweep": str(sweep_config)},
+            "properties_file": None, "driver_python": _spark_python()}
+    got = _python(RUN, [str(REPO / "dags"), json.dumps(conf)], airflow_env, timeout=2400)
     assert got["state"].endswith("success"), got
-    assert got["tasks"] and all(s.endswith("success") for s in got["tasks"].values()), got
+    assert len(got["tasks"]) == 7 and all(s.endswith("success") for s in got["tasks"].values()), got
     runs = list((tmp_path / "out").iterdir())
     assert len(runs) == 1
-    quilts = runs[0] / "quilts"
-    assert (quilts / "_COMPLETE").exists() or (quilts / "metrics.json").exists()
-    metrics = json.loads((quilts / "metrics.json").read_text())
-    assert metrics["stages"]["quilts"]["quilts"] > 0
+    for task in got["tasks"]:
+        done = json.loads((runs[0] / task / "_COMPLETE").read_text())
+        assert done["config"]["output"] == str(runs[0] / task)
+    assert json.loads((runs[0] / "ingest" / "metrics.json").read_text())["stages"]["ingest"]["documents"] == 400
+    metrics = json.loads((runs[0] / "quilts" / "metrics.json").read_text())
+    assert metrics["stages"]["ingest"]["documents"] == 400 and metrics["stages"]["quilts"]["quilts"] > 0
+    assert json.loads((runs[0] / "sweep" / "_COMPLETE").read_text())["config"]["ks"] == [4, 5]

@@ -27,7 +27,7 @@ def write_table(path: Path) -> Path:
     return path
 
 
-def test_neardup_command_writes_pairs_clusters_metrics(spark, tmp_path):
+def test_neardup_command_writes_pairs_clusters_metrics(spark, tmp_path, capsys):
     table = write_table(tmp_path / "docs.jsonl")
     out = tmp_path / "nd"
     assert main(["neardup", "--input", str(table), "--output", str(out), "--set", "top=3"]) == 0
@@ -40,7 +40,13 @@ def test_neardup_command_writes_pairs_clusters_metrics(spark, tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["stages"]["pairs"]["pairs"] == 3 and metrics["parameters"]["algorithm"] == "combined"
     assert yaml.safe_load((out / "config.yaml").read_text())["top"] == 3
-    assert main(["neardup", "--input", str(table), "--output", str(out)]) == 2  # exists: no --overwrite
+    # The same run again finds its output complete and reports it without recomputing.
+    assert main(["neardup", "--input", str(table), "--output", str(out), "--set", "top=3"]) == 0
+    assert "complete_already=1" in capsys.readouterr().out
+    # Other inputs into the same output are refused unless --overwrite.
+    other = write_table(tmp_path / "other.jsonl")
+    other.write_text(other.read_text().replace("p1", "q1"))
+    assert main(["neardup", "--input", str(other), "--output", str(out)]) == 2
 
 
 def test_quilts_collapse_near_duplicates_keeps_one_per_cluster(spark, tmp_path):

@@ -95,6 +95,13 @@ def test_open_rejects_a_directory_that_is_not_a_run(tmp_path):
         Run.open(tmp_path)
 
 
+def test_open_rejects_a_run_that_did_not_complete(tmp_path):
+    root = make_run(tmp_path / "run")
+    (root / "_COMPLETE").unlink()
+    with pytest.raises(RunError, match="did not complete"):
+        Run.open(root)
+
+
 @pytest.fixture()
 def served(tmp_path):
     run = Run.open(make_run(tmp_path / "run"))

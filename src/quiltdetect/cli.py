@@ -14,8 +14,10 @@ from typing import Any, TypeVar
 
 from quiltdetect import __version__
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.ingest import cli as ingest_cli
 from quiltdetect.mwo import cli as mwo_cli
 from quiltdetect.neardup import cli as neardup_cli
+from quiltdetect.phrases import cli as phrases_cli
 from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
 from quiltdetect.reuse import cli as reuse_cli
 from quiltdetect.review import cli as review_cli
@@ -32,7 +34,8 @@ def add_io_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input-format", choices=INPUT_FORMATS,
                         help="how to read the inputs (default: inferred per file from its name)")
     parser.add_argument("--output", metavar="DIR", help="directory for the results (local or Hadoop URI)")
-    parser.add_argument("--config", metavar="FILE", help="YAML file of options (see conf/)")
+    parser.add_argument("--config", action="append", metavar="FILE",
+                        help="YAML file of options (see conf/); repeatable, later files win")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override one option, e.g. --set m=80 or --set spark.sql.shuffle.partitions=64")
     parser.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output")
@@ -61,13 +64,25 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
 IO_OPTIONS = ("inputs", "input_format", "output", "overwrite")
 
 
+def config_files(args: argparse.Namespace) -> dict[str, Any]:
+    """The --config files merged in order (later files win; ``spark`` maps merge key by key)."""
+    merged: dict[str, Any] = {}
+    for path in getattr(args, "config", None) or []:
+        layer = read_yaml(path)
+        spark = {**merged.get("spark", {}), **(layer.get("spark") or {})}
+        merged.update(layer)
+        if spark:
+            merged["spark"] = spark
+    return merged
+
+
 def config_from_args(cls: type[T], args: argparse.Namespace, options: tuple[str, ...]) -> T:
     """Defaults <- --config file <- the given command-line options <- --set overrides.
 
     ``options`` names the attributes of ``args`` that map onto fields of ``cls``; options
     the user did not give (None) leave the lower layers alone.
     """
-    file_layer = read_yaml(args.config) if getattr(args, "config", None) else {}
+    file_layer = config_files(args)
     cli_layer: dict[str, Any] = {}
     for name in IO_OPTIONS + options:
         value = getattr(args, name, None)
@@ -99,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_io_options(quilts)
     add_quilt_options(quilts)
 
+    ingest_cli.add_parser(sub)
     neardup_cli.add_parser(sub)
 
     demo = sub.add_parser("demo", help="run the quilt job on the bundled sample data and print a summary")
@@ -109,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     reuse_cli.add_parser(sub)
     mwo_cli.add_parser(sub)
     sweep_cli.add_parser(sub)
+    phrases_cli.add_parser(sub)
     review_cli.add_parser(sub)
 
     make = sub.add_parser("make-corpus", help="generate a test corpus from real prose (see data/sample/README.md)",
@@ -160,12 +177,16 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
     try:
         if args.command == "quilts":
             return run_quilts(quilt_config(args), local=local)
+        if args.command == "ingest":
+            return ingest_cli.run(args, local=local)
         if args.command == "neardup":
             return neardup_cli.run(args, local=local)
         if args.command == "reuse":
             return reuse_cli.run(args, local=local)
         if args.command == "mwo":
             return mwo_cli.run(args, local=local)
+        if args.command == "phrases":
+            return phrases_cli.run(args, local=local)
         if args.command in ("sweep", "review"):
             return {"sweep": sweep_cli, "review": review_cli}[args.command].run(args, local=local)
         if args.command == "demo":

@@ -75,6 +75,17 @@ def exists(spark: SparkSession, uri: str) -> bool:
     return bool(fs.exists(path))
 
 
+def children(spark: SparkSession | None, uri: str) -> list[str]:
+    """The names of a directory's entries (empty if it does not exist)."""
+    if is_local(uri):
+        path = local_path(uri)
+        return sorted(os.listdir(path)) if os.path.isdir(path) else []
+    hfs, path = _hadoop(spark, uri)
+    if not hfs.exists(path):
+        return []
+    return sorted(status.getPath().getName() for status in hfs.listStatus(path))
+
+
 def delete(spark: SparkSession | None, uri: str) -> None:
     """Remove a path recursively if it exists."""
     if is_local(uri):
@@ -147,6 +158,22 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
     out = fs.create(path, True)
     try:
         out.write(bytearray(text.encode("utf-8")))
+    finally:
+        out.close()
+
+
+def write_bytes(spark: SparkSession | None, uri: str, data: bytes) -> None:
+    """Write a small binary file (a plot) locally or through the Hadoop file system."""
+    if is_local(uri):
+        path = local_path(uri)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return
+    hfs, path = _hadoop(spark, uri)
+    out = hfs.create(path, True)
+    try:
+        out.write(bytearray(data))
     finally:
         out.close()
 

@@ -12,8 +12,9 @@ complete; its stage marker is written after the rename, and ``_COMPLETE`` after 
 A run that dies leaves no ``_COMPLETE`` and no marker for a stage it did not finish, so no
 output looks complete. A rerun into the same directory skips every stage whose marker has the
 same key (same inputs, same settings of that stage) and whose table is present, and redoes
-the rest. An output made from other inputs is never mixed with a new run's: the run refuses
-unless ``--overwrite``, which clears the directory first.
+the rest; whatever else a former run left (results of another configuration, files of a run
+that died) is removed when the new run begins. An output made from other inputs is never
+mixed with a new run's: the run refuses unless ``--overwrite``, which clears the directory.
 """
 
 from __future__ import annotations
@@ -92,8 +93,23 @@ class RunState:
             )
         fs.delete(self.spark, self.path(COMPLETE))
         fs.delete(self.spark, self.path(STATE_DIR, "tmp"))
+        self._clear_unfinished()
         fs.write_text(self.spark, self.path(STATE_DIR, "run.json"), json.dumps(
             {"job": self.job, "inputs_key": self.inputs_key, "version": __version__}, indent=2))
+
+    def _clear_unfinished(self) -> None:
+        """Remove everything a former run published except the tables of finished stages.
+
+        A new configuration thus never leaves a former one's results beside its own (a sweep
+        over other k, a join that becomes an index); reusable stages keep their tables.
+        """
+        keep: set[str] = set()
+        for marker in fs.children(self.spark, self.path(STATE_DIR, "stages")):
+            stage = _read_json(self.spark, self.path(STATE_DIR, "stages", marker)) or {}
+            keep.update(t.split("/")[0] for t in stage.get("tables", []))
+        for name in fs.children(self.spark, self.output):
+            if name not in keep and name != STATE_DIR:
+                fs.delete(self.spark, self.path(name))
 
     def completed(self, config_key: str) -> dict | None:
         """The _COMPLETE record if the output is complete for exactly this configuration."""

@@ -228,14 +228,34 @@ def table_rows(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         yield out
 
 
+def document_table_rows(table: DataFrame) -> DataFrame:
+    """Rows of a document table written by an earlier run (``quiltdetect ingest``'s docs/).
+
+    Every field is kept as it was ingested (HTML fields, source and offset in the crawl), so
+    analyses that read it see exactly what they would have seen reading the crawl itself.
+    Rows without a doc_id or text are skipped and counted like any table row.
+    """
+    present = set(table.columns)
+    cols = [(F.col(f.name) if f.name in present else F.lit(None)).cast(f.dataType).alias(f.name)
+            for f in ROW_SCHEMA.fields if f.name not in ("skip_reason", "skip_detail")]
+    reason = (F.when(F.col("doc_id").isNull() | (F.col("doc_id") == ""), F.lit(SKIP_MISSING_ID))
+              .when(F.col("text").isNull(), F.lit(SKIP_MISSING_TEXT)))
+    rows = table.select(*cols)
+    return rows.select(*DOC_COLUMNS, reason.alias("skip_reason"), F.lit(None).cast("string").alias("skip_detail"))
+
+
 def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
-    """Document and skip rows of Parquet / JSON Lines tables with columns id, url, text[, ip]."""
+    """Document and skip rows of Parquet / JSON Lines tables: (id, url, text[, ip]) tables, or
+    document tables (doc_id, ...) that an earlier run wrote."""
     frames = []
     for fmt in ("parquet", "jsonl"):
         paths = [f.path for f in files if f.format == fmt]
         if not paths:
             continue
         table = spark.read.parquet(*paths) if fmt == "parquet" else spark.read.json(paths)
+        if "doc_id" in table.columns and "id" not in table.columns:
+            frames.append(document_table_rows(table))
+            continue
         missing = [c for c in ("id", "text") if c not in table.columns]
         if missing:
             raise ConfigError(

@@ -96,5 +96,6 @@ def document_table(
         counts["skipped"] = dict(sorted(skipped.items()))
         counts["decoded_leniently"] = sum(int(r["lenient"] or 0) for r in by_reason if r["skip_reason"] is None)
         if state is not None:
-            state.finish_stage("ingest", key, ["docs"], {k: v for k, v in counts.items() if k != "seconds"})
+            tables = ["docs", "rejects"] if cfg.write_rejects else ["docs"]
+            state.finish_stage("ingest", key, tables, {k: v for k, v in counts.items() if k != "seconds"})
     return table

@@ -16,10 +16,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from quiltdetect import lifecycle
 from quiltdetect.common import fs
-from quiltdetect.common.config import to_yaml
 from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.ingest.table import SPILL, document_table
+from quiltdetect.ingest.table import SPILL
+from quiltdetect.lifecycle import JobRun
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.mwo.join import positional_candidates, prefix_candidates, verified_pairs
 from quiltdetect.mwo.tdw import canonical_records, global_order, prefix_postings, weighted_records
@@ -37,10 +38,9 @@ class MwoRun:
     top_pairs: list[dict[str, Any]]
 
 
-def build_tdw(spark: SparkSession, docs: DataFrame, cfg: MwoConfig, metrics: RunMetrics,
-              threshold: float) -> tuple[DataFrame, DataFrame]:
+def build_tdw(job: JobRun, docs: DataFrame, threshold: float) -> tuple[DataFrame, DataFrame]:
     """Rendering and canonicalisation; writes terms/, records/, postings/. Returns (records, postings)."""
-    out = cfg.output
+    spark, cfg, metrics, out = job.spark, job.cfg, job.metrics, job.cfg.output
     with metrics.stage(spark, "render", "tags, tokens, stop words, stems, field weights, normalise") as counts:
         records = weighted_records(docs, cfg.min_weight_ratio).persist(SPILL)
         row = records.agg(F.count(F.lit(1)), F.sum(F.size("terms"))).first()
@@ -48,19 +48,14 @@ def build_tdw(spark: SparkSession, docs: DataFrame, cfg: MwoConfig, metrics: Run
         counts["record_terms"] = int(row[1] or 0)
         counts["documents_without_terms"] = docs.count() - counts["records"]
     with metrics.stage(spark, "order", "document frequency per term, global order, write terms/") as counts:
-        global_order(spark, records).write.mode("overwrite").parquet(fs.join(out, "terms"))
-        order = spark.read.parquet(fs.join(out, "terms"))
+        order = job.write(global_order(spark, records), "terms")
         counts["terms"] = order.count()
     with metrics.stage(spark, "canonicalise", "sort records by the global order, write records/") as counts:
-        canonical_records(records, order, docs).orderBy("doc_key").write.mode("overwrite").parquet(
-            fs.join(out, "records"))
-        canon = spark.read.parquet(fs.join(out, "records"))
+        canon = job.write(canonical_records(records, order, docs).orderBy("doc_key"), "records")
         counts["records"] = canon.count()
         records.unpersist()
     with metrics.stage(spark, "postings", f"weighted prefixes at t >= {threshold}, write postings/") as counts:
-        prefix_postings(canon, threshold).orderBy("term_id", "doc_key").write.mode("overwrite").parquet(
-            fs.join(out, "postings"))
-        postings = spark.read.parquet(fs.join(out, "postings"))
+        postings = job.write(prefix_postings(canon, threshold).orderBy("term_id", "doc_key"), "postings")
         counts["postings"] = postings.count()
     meta = {"index_threshold": threshold, "min_weight_ratio": cfg.min_weight_ratio,
             "records": metrics.stages["canonicalise"]["records"], "terms": metrics.stages["order"]["terms"]}
@@ -68,9 +63,9 @@ def build_tdw(spark: SparkSession, docs: DataFrame, cfg: MwoConfig, metrics: Run
     return canon, postings
 
 
-def self_join(spark: SparkSession, canon: DataFrame, postings: DataFrame, cfg: MwoConfig,
-              metrics: RunMetrics) -> None:
+def self_join(job: JobRun, canon: DataFrame, postings: DataFrame) -> None:
     """All pairs with MWO >= t: prefix filter, positional filter, verification; writes pairs/."""
+    spark, cfg, metrics = job.spark, job.cfg, job.metrics
     t = cfg.t
     with metrics.stage(spark, "prefix", f"pairs sharing a weighted-prefix term at t={t}") as counts:
         n = metrics.stages["canonicalise"]["records"]
@@ -83,35 +78,33 @@ def self_join(spark: SparkSession, canon: DataFrame, postings: DataFrame, cfg: M
         candidates.unpersist()
     with metrics.stage(spark, "verify", f"exact MWO >= {t}, write pairs/") as counts:
         pairs = verified_pairs(survivors, canon, t)
-        pairs.orderBy("doc_id_a", "doc_id_b").write.mode("overwrite").parquet(fs.join(cfg.output, "pairs"))
-        counts["pairs"] = spark.read.parquet(fs.join(cfg.output, "pairs")).count()
+        counts["pairs"] = job.write(pairs.orderBy("doc_id_a", "doc_id_b"), "pairs").count()
         survivors.unpersist()
 
 
 def run(spark: SparkSession, cfg: MwoConfig, *, join: bool) -> MwoRun:
     """``mwo index`` (join=False) or ``mwo join`` (join=True); the join's output is also an index."""
     cfg.validate()
-    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
-    metrics = RunMetrics(job="mwo-join" if join else "mwo-index")
-    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
-    docs = document_table(spark, cfg, metrics)
-    threshold = min(cfg.t, cfg.index_threshold) if join else cfg.index_threshold
-    canon, postings = build_tdw(spark, docs, cfg, metrics, threshold)
+    job = lifecycle.start(spark, cfg, "mwo", extra_key={"join": join})
+    if not job.complete_already:
+        docs = job.docs()
+        threshold = min(cfg.t, cfg.index_threshold) if join else cfg.index_threshold
+        canon, postings = build_tdw(job, docs, threshold)
+        if join:
+            self_join(job, canon, postings)
+        params = {"t": cfg.t, "min_weight_ratio": cfg.min_weight_ratio, "index_threshold": threshold}
+        job.publish({"parameters": params})
     top: list[dict[str, Any]] = []
-    if join:
-        self_join(spark, canon, postings, cfg, metrics)
-        if cfg.top:
-            pairs = spark.read.parquet(fs.join(cfg.output, "pairs"))
-            urls = canon.select("doc_id", "url")
-            ranked = (pairs.join(urls.withColumnRenamed("doc_id", "doc_id_a").withColumnRenamed("url", "url_a"),
-                                 on="doc_id_a")
-                      .join(urls.withColumnRenamed("doc_id", "doc_id_b").withColumnRenamed("url", "url_b"),
-                            on="doc_id_b")
-                      .orderBy(F.desc("mwo"), "doc_id_a", "doc_id_b").limit(cfg.top).collect())
-            top = [r.asDict() for r in ranked]
-    params = {"t": cfg.t, "min_weight_ratio": cfg.min_weight_ratio, "index_threshold": threshold}
-    fs.write_text(spark, fs.join(cfg.output, "metrics.json"), metrics.to_json({"parameters": params}))
-    return MwoRun(cfg.output, metrics, top)
+    if join and cfg.top:
+        pairs = spark.read.parquet(fs.join(cfg.output, "pairs"))
+        urls = spark.read.parquet(fs.join(cfg.output, "records")).select("doc_id", "url")
+        ranked = (pairs.join(urls.withColumnRenamed("doc_id", "doc_id_a").withColumnRenamed("url", "url_a"),
+                             on="doc_id_a")
+                  .join(urls.withColumnRenamed("doc_id", "doc_id_b").withColumnRenamed("url", "url_b"),
+                        on="doc_id_b")
+                  .orderBy(F.desc("mwo"), "doc_id_a", "doc_id_b").limit(cfg.top).collect())
+        top = [r.asDict() for r in ranked]
+    return MwoRun(cfg.output, job.metrics, top)
 
 
 def format_summary(result: MwoRun, cfg: MwoConfig, *, join: bool) -> str:

@@ -61,6 +61,8 @@ class MwoIndex:
         meta_file = root / "index.json"
         if not meta_file.is_file():
             raise ConfigError(f"--index {path}: not an MWO index (no index.json; build one with `mwo index`)")
+        if not (root / "_COMPLETE").is_file():
+            raise ConfigError(f"--index {path}: the index run did not complete (no _COMPLETE); rerun `mwo index`")
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
         self.threshold = float(meta["index_threshold"])
         self.min_weight_ratio = float(meta["min_weight_ratio"])

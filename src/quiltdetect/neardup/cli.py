@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.common.config import ConfigError, merge_settings, parse_override
 from quiltdetect.neardup.config import ALGORITHMS, PRESETS, NearDupConfig
 
 OPTIONS = ("algorithm", "k", "wrap", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap", "top")
@@ -40,10 +40,10 @@ def add_parser(subparsers: Any) -> None:
 
 def neardup_config(args: argparse.Namespace, *, need_io: bool = True) -> NearDupConfig:
     """Defaults <- preset <- --config <- options <- --set."""
-    from quiltdetect.cli import IO_OPTIONS
+    from quiltdetect.cli import IO_OPTIONS, config_files
 
     preset = PRESETS[args.preset] if getattr(args, "preset", None) else {}
-    file_layer = read_yaml(args.config) if args.config else {}
+    file_layer = config_files(args)
     cli_layer = {n: getattr(args, n) for n in IO_OPTIONS + OPTIONS if getattr(args, n, None) is not None}
     if args.master:
         cli_layer["spark.master"] = args.master

@@ -9,10 +9,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from quiltdetect import lifecycle
 from quiltdetect.common import fs
-from quiltdetect.common.config import to_yaml
 from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.ingest.table import SPILL, document_table
+from quiltdetect.ingest.table import SPILL
+from quiltdetect.lifecycle import JobRun
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs
@@ -74,23 +75,20 @@ def collapse_near_duplicates(spark: SparkSession, docs: DataFrame, metrics: RunM
     return kept
 
 
-def write_outputs(spark: SparkSession, docs: DataFrame, pairs: DataFrame, clusters: DataFrame,
-                  cfg: NearDupConfig, metrics: RunMetrics) -> None:
+def write_outputs(job: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame) -> None:
     """pairs/ and clusters/ with doc_id strings (the edges of the dataflow use doc_keys)."""
-    with metrics.stage(spark, "write", "pairs/ and clusters/ with doc_ids") as counts:
+    with job.metrics.stage(job.spark, "write", "pairs/ and clusters/ with doc_ids") as counts:
         ids = docs.select("doc_key", "doc_id")
         named = (pairs.join(ids.withColumnRenamed("doc_key", "a").withColumnRenamed("doc_id", "doc_id_a"), on="a")
                  .join(ids.withColumnRenamed("doc_key", "b").withColumnRenamed("doc_id", "doc_id_b"), on="b")
                  .select("doc_id_a", "doc_id_b", "b_similarity", "c_similarity", "same_site"))
-        named.orderBy("doc_id_a", "doc_id_b").write.mode("overwrite").parquet(fs.join(cfg.output, "pairs"))
+        counts["pairs"] = job.write(named.orderBy("doc_id_a", "doc_id_b"), "pairs").count()
         sizes = clusters.groupBy("cluster_key").agg(F.count(F.lit(1)).cast("int").alias("cluster_size"))
         table = (clusters.join(sizes, on="cluster_key").join(ids, on="doc_key")
                  .join(ids.withColumnRenamed("doc_key", "cluster_key").withColumnRenamed("doc_id", "cluster_id"),
                        on="cluster_key")
                  .select("doc_id", "cluster_id", "cluster_size"))
-        table.orderBy("cluster_id", "doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "clusters"))
-        counts["pairs"] = spark.read.parquet(fs.join(cfg.output, "pairs")).count()
-        counts["clustered_documents"] = spark.read.parquet(fs.join(cfg.output, "clusters")).count()
+        counts["clustered_documents"] = job.write(table.orderBy("cluster_id", "doc_id"), "clusters").count()
 
 
 def top_clusters(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]:
@@ -104,21 +102,20 @@ def top_clusters(spark: SparkSession, output: str, n: int) -> list[dict[str, Any
 
 
 def run(spark: SparkSession, cfg: NearDupConfig) -> NearDupRun:
-    """Run the whole job; writes docs/, pairs/, clusters/, metrics.json and config.yaml."""
+    """Run the whole job; writes docs/, pairs/, clusters/, metrics.json, config.yaml, _COMPLETE."""
     cfg.validate()
-    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
-    metrics = RunMetrics(job="neardup")
-    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
-    docs = document_table(spark, cfg, metrics)
-    pairs, clusters = near_duplicate_clusters(spark, docs, cfg, metrics)
-    write_outputs(spark, docs, pairs, clusters, cfg, metrics)
-    pairs.unpersist()
-    clusters.unpersist()
-    params = {"algorithm": cfg.algorithm, "k": cfg.k, "wrap": cfg.wrap, "b_threshold": cfg.b_threshold,
-              "c_threshold": cfg.c_threshold, "combined_c_threshold": cfg.combined_c_threshold,
-              "bucket_cap": cfg.bucket_cap}
-    fs.write_text(spark, fs.join(cfg.output, "metrics.json"), metrics.to_json({"parameters": params}))
-    return NearDupRun(cfg.output, metrics, top_clusters(spark, cfg.output, cfg.top))
+    job = lifecycle.start(spark, cfg, "neardup")
+    if not job.complete_already:
+        docs = job.docs()
+        pairs, clusters = near_duplicate_clusters(spark, docs, cfg, job.metrics)
+        write_outputs(job, docs, pairs, clusters)
+        pairs.unpersist()
+        clusters.unpersist()
+        params = {"algorithm": cfg.algorithm, "k": cfg.k, "wrap": cfg.wrap, "b_threshold": cfg.b_threshold,
+                  "c_threshold": cfg.c_threshold, "combined_c_threshold": cfg.combined_c_threshold,
+                  "bucket_cap": cfg.bucket_cap}
+        job.publish({"parameters": params})
+    return NearDupRun(cfg.output, job.metrics, top_clusters(spark, cfg.output, cfg.top))
 
 
 def format_summary(result: NearDupRun, cfg: NearDupConfig) -> str:

@@ -23,13 +23,14 @@ CHUNK = 4096  # shingles per block of the (84 x block) matrix: bounds memory for
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _seeds(n: int, seed: int) -> np.ndarray:
+def selector_seeds(n: int, seed: int) -> np.ndarray:
+    """n seeded uint64 values: the min-hash selectors' seeds and multipliers (shared with phrases/)."""
     return np.random.default_rng(seed).integers(0, 2**64, size=n, dtype=np.uint64)
 
 
-MINHASH_SEEDS = _seeds(N_MINHASH, MINHASH_SEED)  # uint64 (84,), the s_i
-MINHASH_MULTIPLIERS = _seeds(N_MINHASH, MINHASH_SEED + 2) | np.uint64(1)  # uint64 (84,), odd a_i
-SUPERSHINGLE_SEEDS = _seeds(N_SUPERSHINGLES, MINHASH_SEED + 1)  # uint64 (6,)
+MINHASH_SEEDS = selector_seeds(N_MINHASH, MINHASH_SEED)  # uint64 (84,), the s_i
+MINHASH_MULTIPLIERS = selector_seeds(N_MINHASH, MINHASH_SEED + 2) | np.uint64(1)  # uint64 (84,), odd a_i
+SUPERSHINGLE_SEEDS = selector_seeds(N_SUPERSHINGLES, MINHASH_SEED + 1)  # uint64 (6,)
 
 
 def minvalues(shingle_set: np.ndarray) -> np.ndarray:

@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -14,12 +12,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from quiltdetect import lifecycle
 from quiltdetect.common import fs
-from quiltdetect.common.config import to_yaml
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
-from quiltdetect.ingest.read import resolve_inputs
-from quiltdetect.ingest.table import SPILL, document_table, ingestion_key
+from quiltdetect.ingest.table import SPILL
 from quiltdetect.quilts.bucketed import (
     bucket_count,
     cover_sources,
@@ -149,13 +146,6 @@ def top_quilts(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]
     return [r.asDict(recursive=True) for r in rows]
 
 
-def config_key(cfg: QuiltConfig) -> str:
-    """Fingerprint of the settings that shape the results (not output, Spark or display)."""
-    shaping = {k: v for k, v in dataclasses.asdict(cfg).items()
-               if k not in ("output", "overwrite", "spark", "top", "hadoop_reader", "inputs")}
-    return fingerprint(shaping)
-
-
 def run(spark: SparkSession, cfg: QuiltConfig) -> QuiltRun:
     """Run the whole job; writes docs/, quilts/, doc_stats/, metrics.json, config.yaml, _COMPLETE.
 
@@ -163,31 +153,20 @@ def run(spark: SparkSession, cfg: QuiltConfig) -> QuiltRun:
     are skipped, and a run that is already complete for this configuration does nothing.
     """
     cfg.validate()
-    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
-    files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
-    state = RunState(spark, cfg.output, "quilts", ingestion_key(spark, cfg, files))
-    done = None if cfg.overwrite else state.completed(config_key(cfg))
-    if done is None:
-        state.begin(overwrite=cfg.overwrite)
-    else:
-        metrics = RunMetrics(job="quilts", stages=done["metrics"].get("stages", {}))
-        metrics.stages["resume"] = {"complete_already": True, "run_id": done.get("run_id"), "seconds": 0.0}
-        return QuiltRun(cfg.output, metrics, top_quilts(spark, cfg.output, cfg.top))
-    metrics = RunMetrics(job="quilts")
-    docs = document_table(spark, cfg, metrics, state=state, files=files)
+    job = lifecycle.start(spark, cfg, "quilts")
+    if job.complete_already:
+        return QuiltRun(cfg.output, job.metrics, top_quilts(spark, cfg.output, cfg.top))
+    docs = job.docs()
     if cfg.collapse_near_duplicates:
         from quiltdetect.neardup.job import collapse_near_duplicates
 
-        docs = collapse_near_duplicates(spark, docs, metrics)
-    find_quilts(spark, docs, cfg, metrics, state)
+        docs = collapse_near_duplicates(spark, docs, job.metrics)
+    find_quilts(spark, docs, cfg, job.metrics, job.state)
     top = top_quilts(spark, cfg.output, cfg.top)
     params = {"k": cfg.k, "m": cfg.m, "c": cfg.c, "theta": cfg.theta, "foreign": cfg.foreign,
               "phi": cfg.phi, "exclude_attributed": cfg.exclude_attributed}
-    metrics_json = metrics.to_json({"parameters": params})
-    fs.write_text(spark, fs.join(cfg.output, "metrics.json"), metrics_json)
-    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
-    state.complete(config_key(cfg), dataclasses.asdict(cfg), json.loads(metrics_json))
-    return QuiltRun(cfg.output, metrics, top)
+    job.publish({"parameters": params})
+    return QuiltRun(cfg.output, job.metrics, top)
 
 
 def format_summary(result: QuiltRun, cfg: QuiltConfig) -> str:

@@ -18,10 +18,12 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from quiltdetect import lifecycle
 from quiltdetect.common import fs
-from quiltdetect.common.config import ConfigError, to_yaml
+from quiltdetect.common.config import ConfigError
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.ingest.table import SPILL, document_table
+from quiltdetect.lifecycle import JobRun
 from quiltdetect.reuse import discovery, plots
 from quiltdetect.reuse.chunks import stop_hashes
 from quiltdetect.reuse.config import ReuseConfig
@@ -75,16 +77,17 @@ def _write_tsv(spark: SparkSession, cfg: ReuseConfig, name: str, frame: pd.DataF
     fs.write_text(spark, fs.join(cfg.output, name), frame.to_csv(sep="\t", index=False))
 
 
-def hash_corpus(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, stop: frozenset[bytes]) -> Corpus:
+def hash_corpus(job: JobRun, stop: frozenset[bytes]) -> Corpus:
     """Steps 0-2: the document table without recursion errors, hashed into files and chunks."""
-    docs = document_table(spark, cfg, metrics)
+    spark, metrics = job.spark, job.metrics
+    docs = job.docs()
     with metrics.stage(spark, "clean", "recursion-error URLs, neighborhoods per page") as counts:
-        paths = page_paths(docs, cfg.max_component_repeats, cfg.max_prefix_depth).persist(SPILL)
+        paths = page_paths(docs, job.cfg.max_component_repeats, job.cfg.max_prefix_depth).persist(SPILL)
         errors = paths.where(F.col("recursion_error").isNotNull())
         by_reason = {r[0]: int(r[1]) for r in errors.groupBy("recursion_error").count().collect()}
-        (errors.join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
-         .select("doc_id", "url", F.col("recursion_error").alias("reason")).orderBy("doc_id")
-         .write.mode("overwrite").parquet(fs.join(cfg.output, "recursion_errors")))
+        job.write(errors.join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
+                  .select("doc_id", "url", F.col("recursion_error").alias("reason")).orderBy("doc_id"),
+                  "recursion_errors")
         counts["removed"] = dict(sorted(by_reason.items()))
         counts["pages_without_host"] = paths.where(
             F.col("recursion_error").isNull() & (F.size("prefixes") == 0)).count()
@@ -112,12 +115,10 @@ def _with_examples(labeled: DataFrame, docs: DataFrame) -> DataFrame:
     )
 
 
-def write_labeled(spark: SparkSession, cfg: ReuseConfig, labeled: DataFrame, docs: DataFrame,
-                  name: str = "labeled") -> DataFrame:
+def write_labeled(job: JobRun, labeled: DataFrame, docs: DataFrame, name: str = "labeled") -> DataFrame:
     """Write labeled/ (kind, sha1 hex, occurrences, n_docs, example) and read it back for detection."""
-    path = fs.join(cfg.output, name)
-    _with_examples(labeled, docs).orderBy("kind", "sha1").write.mode("overwrite").parquet(path)
-    return read_labeled(spark, path)
+    job.write(_with_examples(labeled, docs).orderBy("kind", "sha1"), name)
+    return read_labeled(job.spark, job.path(name))
 
 
 def read_labeled(spark: SparkSession, path: str) -> DataFrame:
@@ -154,17 +155,17 @@ def _stop_candidates(top_chunks: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def discover(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus: Corpus) -> tuple[DataFrame, dict]:
+def discover(job: JobRun, corpus: Corpus) -> tuple[DataFrame, dict]:
     """Step 3b: blind discovery; writes labeled/, frequency tables and plots, top objects."""
+    spark, cfg, metrics = job.spark, job.cfg, job.metrics
     report: dict[str, Any] = {}
     with metrics.stage(spark, "discover", f"chunks > {cfg.chunk_threshold}, files > {cfg.file_threshold} duplicates") as counts:
         chunk_freq = discovery.chunk_frequency(corpus.chunks).persist(SPILL)
         file_freq = discovery.file_frequency(corpus.hashes).persist(SPILL)
-        labeled = write_labeled(spark, cfg, discovery.blind_labeled(chunk_freq, file_freq, cfg.chunk_threshold,
-                                                                     cfg.file_threshold), corpus.docs)
+        labeled = write_labeled(job, discovery.blind_labeled(chunk_freq, file_freq, cfg.chunk_threshold,
+                                                             cfg.file_threshold), corpus.docs)
         dist = discovery.frequency_distribution(chunk_freq.unionByName(file_freq))
-        dist.orderBy("kind", "occurrences").write.mode("overwrite").parquet(fs.join(cfg.output, "frequency"))
-        table = pd.DataFrame([r.asDict() for r in spark.read.parquet(fs.join(cfg.output, "frequency")).collect()],
+        table = pd.DataFrame([r.asDict() for r in job.write(dist.orderBy("kind", "occurrences"), "frequency").collect()],
                              columns=["kind", "occurrences", "n_objects"])
         _write_tsv(spark, cfg, "frequency.tsv", table)
         for kind, threshold in (("file", cfg.file_threshold), ("chunk", cfg.chunk_threshold)):
@@ -191,9 +192,9 @@ def discover(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus:
     return labeled, report
 
 
-def labeled_from_corpus(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, stop: frozenset[bytes],
-                        name: str = "labeled") -> DataFrame:
+def labeled_from_corpus(job: JobRun, stop: frozenset[bytes], name: str = "labeled") -> DataFrame:
     """Step 3a: the labeled set from a named corpus (its files and its chunks of >= min chars)."""
+    spark, cfg, metrics = job.spark, job.cfg, job.metrics
     lcfg = copy.deepcopy(cfg)
     lcfg.inputs, lcfg.input_format = [cfg.labeled], cfg.labeled_format
     lcfg.output = fs.join(cfg.output, "labeled_corpus")
@@ -203,8 +204,7 @@ def labeled_from_corpus(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetri
     with metrics.stage(spark, "label", f"hash the labeled corpus, chunks >= {cfg.min_chunk_chars} chars") as counts:
         hashes = document_hashes(ldocs, stop).persist(SPILL)
         chunks = chunk_rows(hashes)
-        labeled = write_labeled(spark, cfg, discovery.corpus_labeled(hashes, chunks, cfg.min_chunk_chars), ldocs,
-                                name)
+        labeled = write_labeled(job, discovery.corpus_labeled(hashes, chunks, cfg.min_chunk_chars), ldocs, name)
         for kind, n in labeled.groupBy("kind").count().collect():
             counts[f"labeled_{kind}s"] = int(n)
         counts["short_chunks_left_out"] = chunks.where(F.col("length") < cfg.min_chunk_chars).count()
@@ -212,17 +212,18 @@ def labeled_from_corpus(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetri
     return labeled
 
 
-def resolve_labeled(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus: Corpus,
-                    stop: frozenset[bytes], name: str = "labeled") -> tuple[DataFrame, str, dict]:
+def resolve_labeled(job: JobRun, corpus: Corpus, stop: frozenset[bytes],
+                    name: str = "labeled") -> tuple[DataFrame, str, dict]:
     """L for detection: a discovery output, a labeled corpus (informed) or blind discovery here."""
+    spark, cfg = job.spark, job.cfg
     if cfg.labeled is None:
-        labeled, report = discover(spark, cfg, metrics, corpus)
+        labeled, report = discover(job, corpus)
         return labeled, "blind discovery on the input", report
     if cfg.labeled.rstrip("/") == cfg.output.rstrip("/"):
         raise ConfigError("--labeled must not be the --output directory")
     if fs.exists(spark, fs.join(cfg.labeled, "labeled")):
         return read_labeled(spark, fs.join(cfg.labeled, "labeled")), f"labeled set of {cfg.labeled}", {}
-    return labeled_from_corpus(spark, cfg, metrics, stop, name), f"informed, from the corpus {cfg.labeled}", {}
+    return labeled_from_corpus(job, stop, name), f"informed, from the corpus {cfg.labeled}", {}
 
 
 def score_pages(labeled: DataFrame, corpus: Corpus, cfg: ReuseConfig, counts: dict) -> tuple[DataFrame, DataFrame, DataFrame]:
@@ -244,18 +245,19 @@ def _threshold(given: float | None, stats: tuple[float | None, float | None, int
     return (mean or 0.0) + (std or 0.0)
 
 
-def detect(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus: Corpus, labeled: DataFrame) -> dict:
+def detect(job: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
     """Steps 4-6: writes chunk_matches/, file_matches/, pages/, neighborhoods/, the badness figure."""
+    spark, cfg, metrics = job.spark, job.cfg, job.metrics
     report: dict[str, Any] = {}
     names = corpus.docs.select("doc_key", "doc_id", "url")
     with metrics.stage(spark, "match", "exact file and chunk matches against L") as counts:
         chunk_matches, file_matches, pages = score_pages(labeled, corpus, cfg, counts)
-        (chunk_matches.join(names, on="doc_key").select("doc_id", "url", "pos", F.lower(F.hex("sha1")).alias("sha1"))
-         .orderBy("doc_id", "pos").write.mode("overwrite").parquet(fs.join(cfg.output, "chunk_matches")))
-        (file_matches.join(names, on="doc_key").select("doc_id", "url", F.lower(F.hex("sha1")).alias("sha1"))
-         .orderBy("doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "file_matches")))
-        counts["chunk_matches"] = spark.read.parquet(fs.join(cfg.output, "chunk_matches")).count()
-        counts["file_matches"] = spark.read.parquet(fs.join(cfg.output, "file_matches")).count()
+        counts["chunk_matches"] = job.write(
+            chunk_matches.join(names, on="doc_key").select("doc_id", "url", "pos", F.lower(F.hex("sha1")).alias("sha1"))
+            .orderBy("doc_id", "pos"), "chunk_matches").count()
+        counts["file_matches"] = job.write(
+            file_matches.join(names, on="doc_key").select("doc_id", "url", F.lower(F.hex("sha1")).alias("sha1"))
+            .orderBy("doc_id"), "file_matches").count()
 
     with metrics.stage(spark, "pages", "contains(L, f) per page, partial targets") as counts:
         pages = pages.persist(SPILL)
@@ -267,11 +269,11 @@ def detect(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus: C
         counts["contains_mean"] = round(stats[0] or 0.0, 6)
         counts["contains_std"] = round(stats[1] or 0.0, 6)
         counts["partial_threshold"] = round(page_thr, 6)
-        (pages.join(corpus.docs.select("doc_key", "doc_id", "url", "host"), on="doc_key")
-         .select("doc_id", "url", "host", "n_chunks", "n_stop", "n_labeled_chunks", "contains", "file_match",
-                 F.coalesce(F.col("contains") > page_thr, F.lit(False)).alias("partial_target"))
-         .orderBy("doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "pages")))
-        written = spark.read.parquet(fs.join(cfg.output, "pages"))
+        written = job.write(
+            pages.join(corpus.docs.select("doc_key", "doc_id", "url", "host"), on="doc_key")
+            .select("doc_id", "url", "host", "n_chunks", "n_stop", "n_labeled_chunks", "contains", "file_match",
+                    F.coalesce(F.col("contains") > page_thr, F.lit(False)).alias("partial_target"))
+            .orderBy("doc_id"), "pages")
         counts["partial_targets"] = written.where("partial_target").count()
         report["top_pages"] = [r.asDict() for r in written.where("partial_target").orderBy(
             F.desc("contains"), F.desc("n_labeled_chunks"), "doc_id").limit(cfg.top).collect()]
@@ -285,15 +287,13 @@ def detect(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus: C
         counts["badness_mean"] = round(stats[0] or 0.0, 6)
         counts["badness_std"] = round(stats[1] or 0.0, 6)
         counts["badness_threshold"] = round(nb_thr, 6)
-        (hoods.withColumn("bad", F.col("badness") > nb_thr).orderBy("neighborhood")
-         .write.mode("overwrite").parquet(fs.join(cfg.output, "neighborhoods")))
-        written = spark.read.parquet(fs.join(cfg.output, "neighborhoods"))
+        written = job.write(hoods.withColumn("bad", F.col("badness") > nb_thr).orderBy("neighborhood"), "neighborhoods")
         counts["bad_neighborhoods"] = written.where("bad").count()
         members = neighborhood_members(pages, corpus.paths).join(
             written.where("bad").select("neighborhood"), on="neighborhood", how="left_semi")
-        (members.join(names, on="doc_key")
-         .select("neighborhood", "doc_id", "url", "n_chunks", "n_labeled_chunks", "contains")
-         .orderBy("neighborhood", "doc_id").write.mode("overwrite").parquet(fs.join(cfg.output, "bad_neighborhood_pages")))
+        job.write(members.join(names, on="doc_key")
+                  .select("neighborhood", "doc_id", "url", "n_chunks", "n_labeled_chunks", "contains")
+                  .orderBy("neighborhood", "doc_id"), "bad_neighborhood_pages")
         report["top_neighborhoods"] = [r.asDict() for r in written.where("bad").orderBy(
             F.desc("bad_chunks"), F.desc("badness"), "neighborhood").limit(cfg.top).collect()]
         hist = pd.DataFrame([r.asDict() for r in badness_histogram(written).collect()], columns=["bin", "n_neighborhoods"])
@@ -311,46 +311,46 @@ def detect(spark: SparkSession, cfg: ReuseConfig, metrics: RunMetrics, corpus: C
     return report
 
 
-def _start(spark: SparkSession, cfg: ReuseConfig, command: str) -> tuple[RunMetrics, frozenset[bytes]]:
-    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
-    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
+def _start(spark: SparkSession, cfg: ReuseConfig, command: str) -> tuple[JobRun, frozenset[bytes]]:
     try:
         stop = frozenset(stop_hashes(cfg.stop_chunks, builtin=cfg.builtin_stop_chunks))
     except OSError as exc:
         raise ConfigError(f"--stop-chunks: cannot read {exc.filename}: {exc.strerror}") from exc
-    metrics = RunMetrics(job=f"reuse {command}")
-    metrics.stages["stop_chunks"] = {"stop_hashes": len(stop), "seconds": 0.0}
-    return metrics, stop
+    job = lifecycle.start(spark, cfg, "reuse", extra_key={"command": command, "stop": sorted(stop)},
+                            report_complete=False)
+    job.metrics.job = f"reuse {command}"
+    job.metrics.stages["stop_chunks"] = {"stop_hashes": len(stop), "seconds": 0.0}
+    return job, stop
 
 
-def _finish(spark: SparkSession, cfg: ReuseConfig, result: ReuseRun, params: dict) -> ReuseRun:
-    fs.write_text(spark, fs.join(cfg.output, "metrics.json"), result.metrics.to_json({"parameters": params}))
+def _finish(job: JobRun, result: ReuseRun, params: dict) -> ReuseRun:
+    job.publish({"parameters": params})
     return result
 
 
 def run_discover(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
     """Blind discovery only: docs/, recursion_errors/, labeled/, frequency tables, plots, top objects."""
     cfg.validate()
-    metrics, stop = _start(spark, cfg, "discover")
-    corpus = hash_corpus(spark, cfg, metrics, stop)
-    _, report = discover(spark, cfg, metrics, corpus)
+    job, stop = _start(spark, cfg, "discover")
+    corpus = hash_corpus(job, stop)
+    _, report = discover(job, corpus)
     corpus.unpersist()
     params = {"chunk_threshold": cfg.chunk_threshold, "file_threshold": cfg.file_threshold}
-    return _finish(spark, cfg, ReuseRun("discover", cfg.output, metrics, report), params)
+    return _finish(job, ReuseRun("discover", cfg.output, job.metrics, report), params)
 
 
 def run_detect(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
     """Detection with a given, informed or blind labeled set; writes matches, pages, neighborhoods."""
     cfg.validate()
-    metrics, stop = _start(spark, cfg, "detect")
-    corpus = hash_corpus(spark, cfg, metrics, stop)
-    labeled, source, report = resolve_labeled(spark, cfg, metrics, corpus, stop)
+    job, stop = _start(spark, cfg, "detect")
+    corpus = hash_corpus(job, stop)
+    labeled, source, report = resolve_labeled(job, corpus, stop)
     report["labeled_source"] = source
-    report.update(detect(spark, cfg, metrics, corpus, labeled))
+    report.update(detect(job, corpus, labeled))
     corpus.unpersist()
     params = {"labeled": source, "partial_threshold": report["page_threshold"],
               "badness_threshold": report["badness_threshold"]}
-    return _finish(spark, cfg, ReuseRun("detect", cfg.output, metrics, report), params)
+    return _finish(job, ReuseRun("detect", cfg.output, job.metrics, report), params)
 
 
 def site_flags(corpus: Corpus, labeled: DataFrame, site: str, max_pages: int) -> list[np.ndarray]:
@@ -371,10 +371,11 @@ def site_flags(corpus: Corpus, labeled: DataFrame, site: str, max_pages: int) ->
 def run_mutate_eval(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
     """§5.3-5.4: mutate the site's pages and follow page and neighborhood badness (Figs. 4-10)."""
     cfg.validate(need_site=True)
-    metrics, stop = _start(spark, cfg, "mutate-eval")
-    corpus = hash_corpus(spark, cfg, metrics, stop)
+    job, stop = _start(spark, cfg, "mutate-eval")
+    metrics = job.metrics
+    corpus = hash_corpus(job, stop)
     sets: dict[str, DataFrame] = {}
-    blind, report = discover(spark, cfg, metrics, corpus)
+    blind, report = discover(job, corpus)
     with metrics.stage(spark, "labeled_sets", "L_expert = the site's own chunks; L_blind; L from --labeled") as counts:
         site_pages = corpus.paths.where(F.array_contains("prefixes", cfg.site)).select("doc_key")
         expert = (corpus.chunks.join(site_pages, on="doc_key", how="left_semi").select("sha1").distinct()
@@ -386,7 +387,7 @@ def run_mutate_eval(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
         sets["expert"] = expert
         sets["blind"] = blind
         if cfg.labeled is not None:
-            sets["labeled"], _, _ = resolve_labeled(spark, cfg, metrics, corpus, stop, "labeled_informed")
+            sets["labeled"], _, _ = resolve_labeled(job, corpus, stop, "labeled_informed")
         for name, frame in sets.items():
             counts[f"L_{name}_chunks"] = frame.where(F.col("kind") == "chunk").count()
     thresholds: dict[str, tuple[float, float]] = {}
@@ -427,7 +428,7 @@ def run_mutate_eval(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
     expert.unpersist()
     corpus.unpersist()
     params = {"site": cfg.site, "runs": cfg.runs, "seed": cfg.seed}
-    return _finish(spark, cfg, ReuseRun("mutate-eval", cfg.output, metrics, report), params)
+    return _finish(job, ReuseRun("mutate-eval", cfg.output, job.metrics, report), params)
 
 
 def tolerance(results: pd.DataFrame) -> pd.DataFrame:

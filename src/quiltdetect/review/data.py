@@ -85,6 +85,9 @@ class Run:
         path = Path(run_dir).resolve()
         if not (path / "quilts").is_dir():
             raise RunError(f"--run {run_dir}: no quilts/ table here (give the --output of `quiltdetect quilts`)")
+        if not (path / "_COMPLETE").is_file():
+            raise RunError(f"--run {run_dir}: the run did not complete (no _COMPLETE); rerun `quiltdetect quilts`"
+                           " with the same --output to finish it")
         if not (path / "docs").is_dir():
             raise RunError(f"--run {run_dir}: no docs/ table here; the review tool needs the page texts")
         config: dict[str, Any] = {}

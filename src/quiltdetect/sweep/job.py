@@ -16,10 +16,10 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from quiltdetect import lifecycle
 from quiltdetect.common import fs
-from quiltdetect.common.config import to_yaml
 from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.ingest.table import document_table
+from quiltdetect.lifecycle import JobRun
 from quiltdetect.sweep.config import SweepConfig
 from quiltdetect.sweep.grid import grid_breaks, grid_counts
 from quiltdetect.sweep.outcomes import cell_counts, doc_outcomes, gram_pass, transition_counts
@@ -72,8 +72,9 @@ def grid_rows(
     return rows
 
 
-def sweep(spark: SparkSession, docs: DataFrame, cfg: SweepConfig, metrics: RunMetrics) -> list[dict[str, Any]]:
+def sweep(job: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
     """Every pass of the sweep; writes outcomes/ and returns the table rows."""
+    spark, cfg, metrics = job.spark, job.cfg, job.metrics
     rows: list[dict[str, Any]] = []
     for k, group in groupby(cfg.passes(), key=lambda km: km[0]):
         ms = [m for _, m in group]
@@ -84,10 +85,8 @@ def sweep(spark: SparkSession, docs: DataFrame, cfg: SweepConfig, metrics: RunMe
         previous = None
         for m in ms:
             with metrics.stage(spark, f"pass_k{k}_m{m}", f"patchfrac and greedy covers, k={k} m={m}") as counts:
-                path = fs.join(cfg.output, "outcomes", f"k={k}", f"m={m}")
-                doc_outcomes(docs, gram_sets, grams, df_table, m, cfg).orderBy("doc_id").write.mode(
-                    "overwrite").parquet(path)
-                outcomes = spark.read.parquet(path)
+                outcomes = job.write(doc_outcomes(docs, gram_sets, grams, df_table, m, cfg).orderBy("doc_id"),
+                                     f"outcomes/k={k}/m={m}")
                 cells = cell_counts(outcomes, cfg)
                 transitions = transition_counts(previous, outcomes, cfg) if previous is not None else None
                 new = grid_rows(k, m, cells, transitions, cfg)
@@ -117,10 +116,24 @@ def table1(rows: list[dict[str, Any]], cfg: SweepConfig) -> dict[str, list[dict[
 
 def csv_text(rows: list[dict[str, Any]], columns: list[str] = COLUMNS) -> str:
     """Rows as CSV (empty cells for None)."""
-    out = [",".join(columns)]
+    out = [",".join(columns)]  # read back by rows_from_csv
     for r in rows:
         out.append(",".join("" if r[c] is None else str(r[c]) for c in columns))
     return "\n".join(out) + "\n"
+
+
+def rows_from_csv(text: str) -> list[dict[str, Any]]:
+    """The rows of a sweep.csv written by ``csv_text`` (ints stay ints, empty cells are None)."""
+    header, *lines = text.strip().split("\n")
+    columns = header.split(",")
+    floats = {"theta", "phi", "avg_sources"}
+    rows = []
+    for line in lines:
+        row: dict[str, Any] = {}
+        for name, cell in zip(columns, line.split(","), strict=True):
+            row[name] = None if cell == "" else (float(cell) if name in floats else int(cell))
+        rows.append(row)
+    return rows
 
 
 def _decreases(rows: list[dict[str, Any]], along: str, fixed: tuple[str, ...], rising: bool) -> int:
@@ -149,25 +162,24 @@ def monotonicity_summary(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def run(spark: SparkSession, cfg: SweepConfig) -> SweepRun:
-    """Run the sweep; writes docs/, outcomes/, sweep.csv, table1.csv, plots, report.html."""
+    """Run the sweep; writes docs/, outcomes/, sweep.csv, table1.csv, plots, report.html, _COMPLETE."""
     from quiltdetect.sweep import report
 
     cfg.validate()
-    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
-    metrics = RunMetrics(job="sweep")
-    fs.write_text(spark, fs.join(cfg.output, "config.yaml"), to_yaml(cfg))
-    docs = document_table(spark, cfg, metrics)
-    rows = sweep(spark, docs, cfg, metrics)
+    job = lifecycle.start(spark, cfg, "sweep")
+    if job.complete_already:
+        return SweepRun(cfg.output, job.metrics, rows_from_csv(fs.read_text(spark, job.path("sweep.csv")) or ""))
+    docs = job.docs()
+    rows = sweep(job, docs)
     lines = table1(rows, cfg)
-    fs.write_text(spark, fs.join(cfg.output, "sweep.csv"), csv_text(rows))
-    fs.write_text(spark, fs.join(cfg.output, "table1.csv"),
+    fs.write_text(spark, job.path("sweep.csv"), csv_text(rows))
+    fs.write_text(spark, job.path("table1.csv"),
                   csv_text([dict(r, vary=name) for name, line in lines.items() for r in line], ["vary", *COLUMNS]))
     checks = monotonicity_summary(rows)
-    with metrics.stage(spark, "report", "Fig. 3 plots and report.html") as counts:
+    with job.metrics.stage(spark, "report", "Fig. 3 plots and report.html") as counts:
         counts["files"] = report.write_report(spark, cfg, rows, lines, checks)
-    fs.write_text(spark, fs.join(cfg.output, "metrics.json"),
-                  metrics.to_json({"parameters": {"pivot": cfg.pivot, "passes": cfg.passes()}, "monotonicity": checks}))
-    return SweepRun(cfg.output, metrics, rows)
+    job.publish({"parameters": {"pivot": cfg.pivot, "passes": cfg.passes()}, "monotonicity": checks})
+    return SweepRun(cfg.output, job.metrics, rows)
 
 
 def format_summary(result: SweepRun, cfg: SweepConfig) -> str:

@@ -42,22 +42,6 @@ def plot_line(name: str, line: list[dict[str, Any]], pivot_value: float) -> byte
     return buf.getvalue()
 
 
-def _write_bytes(spark: SparkSession, uri: str, data: bytes) -> None:
-    if fs.is_local(uri):
-        from pathlib import Path
-
-        path = Path(fs.local_path(uri))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        return
-    fs_obj, path = fs._hadoop(spark, uri)
-    out = fs_obj.create(path, True)
-    try:
-        out.write(bytearray(data))
-    finally:
-        out.close()
-
-
 def _table_html(rows: list[dict[str, Any]], pivot: tuple, columns: list[str]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
@@ -110,6 +94,6 @@ def write_report(spark: SparkSession, cfg: SweepConfig, rows: list[dict[str, Any
     pivot = dict(zip(("k", "m", "c", "theta"), cfg.pivot, strict=True))
     plots = {name: plot_line(name, line, pivot[name]) for name, line in lines.items() if line}
     for name, png in plots.items():
-        _write_bytes(spark, fs.join(cfg.output, "plots", f"fig3_{name}.png"), png)
+        fs.write_bytes(spark, fs.join(cfg.output, "plots", f"fig3_{name}.png"), png)
     fs.write_text(spark, fs.join(cfg.output, "report.html"), report_html(cfg, lines, plots, checks))
     return len(plots) + 1

@@ -1,0 +1,24 @@
+"""``quiltdetect ingest``: the argument parser and runner."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from quiltdetect.cli import add_io_options
+
+    parser = sub.add_parser("ingest", help="read a crawl once into the document table (docs/) that every job can read")
+    add_io_options(parser)
+    parser.add_argument("--write-rejects", action="store_true", default=None,
+                        help="also write skipped records with their reason to <output>/rejects/")
+
+
+def run(args: argparse.Namespace, *, local: bool) -> int:
+    from quiltdetect.cli import config_from_args, start_job
+    from quiltdetect.ingest import job
+
+    cfg = config_from_args(job.IngestConfig, args, ("write_rejects",)).validate()
+    spark = start_job("quiltdetect-ingest", cfg, local=local)
+    print(job.format_summary(job.run(spark, cfg)), flush=True)
+    return 0

@@ -1,0 +1,145 @@
+"""Covering sets for a sample of documents (§3.4, on Spark).
+
+The sample's triples are joined with everyone's on (selector, shingle): each match is a donor
+holding one of the target's shingles as its own i-th shingle. The matches are reduced per
+(target, donor) to the popular selectors met and the number of shingles shared in total,
+then each target's donors go through the greedy kernel in a grouped pandas UDF.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from quiltdetect.phrases.config import PhrasesConfig
+from quiltdetect.phrases.covering import greedy_covering_set, sample_priority
+from quiltdetect.phrases.monsters import ordered_mean
+from quiltdetect.quilts.patch_grams import server_column
+
+COVER_SCHEMA = "target long, rank int, donor long, covered int, shared int, foreign boolean"
+
+
+def servers(docs: DataFrame, server: str) -> DataFrame:
+    """(doc_key, host, server): the host and the server under the foreign notion (null for none)."""
+    return docs.select("doc_key", F.coalesce("host", F.lit("")).alias("host"), server_column(server).alias("server"))
+
+
+def priority(seed: int) -> Callable[[Column], Column]:
+    """A pandas UDF: doc_id -> its place in the seeded uniform sample (mmh3, signed 64-bit)."""
+
+    @F.pandas_udf("long")
+    def by_seed(ids: pd.Series) -> pd.Series:
+        return pd.Series([sample_priority(i, seed) for i in ids], dtype="int64")
+
+    return by_seed
+
+
+def cover_sample(counts: DataFrame, docs: DataFrame, cfg: PhrasesConfig) -> DataFrame:
+    """(doc_key) of the documents whose covering sets are computed.
+
+    Eligible: at least ``cover_min_popular`` popular shingles (and on ``cover_servers`` when
+    given). ``uniform``: the ``cover_sample_size`` eligible documents with the smallest seeded
+    mmh3 of their doc_id; ``per_count``: that many per popular count (Figs. 3-4); ``all``.
+    """
+    eligible = counts.where(F.col("n_popular") >= cfg.cover_min_popular).select("doc_key", "n_popular")
+    if cfg.cover_servers:
+        on = servers(docs, cfg.server).where(F.col("server").isin(cfg.cover_servers)).select("doc_key")
+        eligible = eligible.join(on, on="doc_key", how="left_semi")
+    if cfg.cover_sample == "all":
+        return eligible.select("doc_key")
+    keyed = eligible.join(docs.select("doc_key", "doc_id"), on="doc_key").withColumn(
+        "priority", priority(cfg.cover_seed)(F.col("doc_id")))
+    if cfg.cover_sample == "uniform":
+        return keyed.orderBy("priority", "doc_key").limit(cfg.cover_sample_size).select("doc_key")
+    place = F.row_number().over(Window.partitionBy("n_popular").orderBy("priority", "doc_key"))
+    return keyed.withColumn("place", place).where(F.col("place") <= cfg.cover_sample_size).select("doc_key")
+
+
+def donor_rows(sample: DataFrame, triples: DataFrame, popular: DataFrame, server: DataFrame | None) -> DataFrame:
+    """(target, donor, meets: popular selectors met, shared, foreign) for donors meeting at
+    least one popular shingle of the target; ``foreign`` is null without a server notion."""
+    marked = popular.select("selector", "shingle", F.lit(True).alias("popular"))
+    targets = (triples.join(sample, on="doc_key", how="left_semi")
+               .join(marked, on=["selector", "shingle"], how="left")
+               .select(F.col("doc_key").alias("target"), "selector", "shingle", "popular"))
+    donors = triples.select(F.col("doc_key").alias("donor"), "selector", "shingle")
+    rows = (targets.join(donors, on=["selector", "shingle"]).where(F.col("donor") != F.col("target"))
+            .groupBy("target", "donor")
+            .agg(F.collect_list(F.when(F.col("popular"), F.col("selector"))).alias("meets"),
+                 F.count(F.lit(1)).cast("int").alias("shared"))
+            .where(F.size("meets") > 0))
+    if server is None:
+        return rows.withColumn("foreign", F.lit(None).cast("boolean"))
+    s = server.select("doc_key", "server")
+    return (rows.join(s.withColumnRenamed("doc_key", "target").withColumnRenamed("server", "target_server"),
+                      on="target")
+            .join(s.withColumnRenamed("doc_key", "donor").withColumnRenamed("server", "donor_server"), on="donor")
+            .select("target", "donor", "meets", "shared",
+                    (F.col("donor_server") != F.col("target_server")).alias("foreign")))
+
+
+def cover_group(m: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """The grouped-map function: one target's donor rows -> its covering set in pick order."""
+
+    def cover(rows: pd.DataFrame) -> pd.DataFrame:
+        meets = np.zeros((len(rows), m), dtype=bool)
+        for j, selected in enumerate(rows["meets"]):
+            meets[j, np.asarray(selected, dtype=np.int64)] = True
+        foreign = None if rows["foreign"].isna().all() else rows["foreign"].to_numpy(dtype=bool)
+        cs = greedy_covering_set(meets, rows["shared"].to_numpy(np.int64), rows["donor"].to_numpy(np.int64), foreign)
+        n = len(cs)
+        return pd.DataFrame({
+            "target": np.full(n, rows["target"].iat[0], dtype=np.int64),
+            "rank": np.arange(1, n + 1, dtype=np.int32),
+            "donor": cs.donors,
+            "covered": cs.covered.astype(np.int32),
+            "shared": cs.shared.astype(np.int32),
+            "foreign": pd.Series(cs.foreign if foreign is not None else [None] * n, dtype=object),
+        })
+
+    return cover
+
+
+def covering_sets(rows: DataFrame, m: int) -> DataFrame:
+    """(target, rank, donor, covered, shared, foreign): greedy covering sets, one group per target."""
+    return rows.groupBy("target").applyInPandas(cover_group(m), schema=COVER_SCHEMA)
+
+
+def assemble(sample: DataFrame, picks: DataFrame, counts: DataFrame, docs: DataFrame, server: DataFrame,
+             *, foreign: bool) -> DataFrame:
+    """The covering_sets table: per sampled document its donors in pick order, with urls.
+
+    foreign_contribution counts the popular shingles covered by foreign donors (null without
+    a server notion); uncovered the popular shingles no donor holds (0 unless popular < 2).
+    """
+    names = docs.select("doc_key", "doc_id", "url")
+    donors = (picks.join(names.withColumnRenamed("doc_key", "donor"), on="donor")
+              .groupBy(F.col("target").alias("doc_key"))
+              .agg(F.sort_array(F.collect_list(F.struct("rank", "doc_id", "url", "covered", "shared", "foreign")))
+                   .alias("picks"),
+                   F.sum("covered").alias("n_covered"),
+                   F.sum(F.when(F.col("foreign"), F.col("covered")).otherwise(0)).alias("foreign_covered")))
+    donor_list = F.transform("picks", lambda p: F.struct(
+        p["doc_id"].alias("doc_id"), p["url"].alias("url"), p["covered"].alias("covered"),
+        p["shared"].alias("shared"), p["foreign"].alias("foreign")))
+    no_donors = F.array().cast("array<struct<doc_id:string,url:string,covered:int,shared:int,foreign:boolean>>")
+    contribution = F.coalesce("foreign_covered", F.lit(0)) if foreign else F.lit(None)
+    return (sample.join(counts, on="doc_key").join(names, on="doc_key").join(server, on="doc_key")
+            .join(donors, on="doc_key", how="left")
+            .select("doc_id", "url", "host", "server", "n_words", "n_popular",
+                    F.when(F.col("picks").isNull(), 0).otherwise(F.size("picks")).cast("int").alias("cover_size"),
+                    contribution.cast("int").alias("foreign_contribution"),
+                    (F.col("n_popular") - F.coalesce("n_covered", F.lit(0))).cast("int").alias("uncovered"),
+                    F.coalesce(donor_list, no_donors).alias("donors")))
+
+
+def scatter_table(cover_table: DataFrame) -> DataFrame:
+    """Figs. 3-7 as a table: (n_popular, cover_size, n_documents, mean_foreign_share)."""
+    share = F.col("foreign_contribution") / F.when(F.col("n_popular") > 0, F.col("n_popular"))
+    return (cover_table.groupBy("n_popular", "cover_size")
+            .agg(F.count(F.lit(1)).alias("n_documents"), ordered_mean(share).alias("mean_foreign_share"))
+            .orderBy("n_popular", "cover_size"))

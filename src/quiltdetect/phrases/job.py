@@ -1,0 +1,267 @@
+"""The phrase job: document table -> sampled shingles -> popular phrases, covering sets and
+host statistics (SPEC §3, Fetterly, Manasse, Najork 2005).
+
+``run(spark, cfg)`` reads as the paper's section 3: sample (§3.2), suppress near-duplicates and
+count popular shingles (§3.3), covering sets (§3.4), monsters (§3.5); one named stage each.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from quiltdetect import lifecycle
+from quiltdetect.common import fs
+from quiltdetect.common.metrics import RunMetrics
+from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
+from quiltdetect.ingest.table import SPILL
+from quiltdetect.lifecycle import JobRun
+from quiltdetect.phrases import plots
+from quiltdetect.phrases.config import PhrasesConfig
+from quiltdetect.phrases.covering_sets import (
+    assemble,
+    cover_sample,
+    covering_sets,
+    donor_rows,
+    scatter_table,
+    servers,
+)
+from quiltdetect.phrases.monsters import host_stats, monster_sites
+from quiltdetect.phrases.popular import (
+    popular_counts_per_document,
+    popular_phrases,
+    ranked,
+    recover_phrase_texts,
+    sampled_shingles,
+    shingle_counts,
+    shingle_triples,
+    suppress_near_duplicates,
+)
+
+log = logging.getLogger(__name__)
+PLOT_HOSTS = 20_000  # hosts drawn in Figs. 8-9 at most (those with the most pages)
+
+
+@dataclass
+class PhrasesRun:
+    """What a finished run leaves behind: where it wrote, its metrics and the top rows."""
+
+    output: str
+    metrics: RunMetrics
+    top: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def samples_stage(spark: SparkSession, docs: DataFrame, cfg: PhrasesConfig, metrics: RunMetrics,
+                  state: RunState) -> DataFrame:
+    """Sampled shingles of every document (§3.2); written once per (inputs, k, m) and reused."""
+    name = f"samples-k{cfg.k}-m{cfg.shingles}"
+    table = f"{STATE_DIR}/work/{name}"
+    key = fingerprint([state.inputs_key, cfg.k, cfg.shingles])
+    with metrics.stage(spark, "sample", f"{cfg.shingles} min-hash selectors over circular {cfg.k}-word phrases") as counts:
+        done = state.stage(name, key)
+        if done is not None:
+            counts.update(done)
+            counts["reused"] = True
+            return spark.read.parquet(fs.join(cfg.output, table))
+        state.write_table(sampled_shingles(docs, cfg.k, cfg.shingles), table)
+        samples = spark.read.parquet(fs.join(cfg.output, table))
+        row = samples.agg(F.count(F.lit(1)), F.sum("n_words")).first()
+        counts["documents_sampled"] = int(row[0])
+        counts["documents_without_words"] = int(metrics.stages["ingest"]["documents"]) - int(row[0])
+        counts["words"] = int(row[1] or 0)
+        state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
+    return samples
+
+
+def collapse_stage(spark: SparkSession, samples: DataFrame, cfg: PhrasesConfig, metrics: RunMetrics) -> DataFrame:
+    """One document per near-duplicate cluster (§3.3), persisted."""
+    if not cfg.collapse_near_duplicates:
+        return samples.persist(SPILL)
+    with metrics.stage(spark, "collapse", f"near-duplicates: >= {cfg.near_duplicate_b} of 6 supershingles, "
+                                          "transitive closure, keep the smallest doc_id") as counts:
+        kept, clusters = suppress_near_duplicates(samples, cfg.near_duplicate_b, counts)
+        kept = kept.persist(SPILL)
+        row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
+        counts["clusters"] = int(row[1])
+        counts["clustered_documents"] = int(row[0])
+        counts["documents_kept"] = kept.count()
+        counts["documents_dropped"] = int(row[0]) - int(row[1])
+    return kept
+
+
+def run(spark: SparkSession, cfg: PhrasesConfig) -> PhrasesRun:
+    """Run the whole job; writes docs/, the result tables and figures, metrics.json,
+    config.yaml and _COMPLETE (last). A rerun resumes like the other jobs (``lifecycle``)."""
+    cfg.validate()
+    job = lifecycle.start(spark, cfg, "phrases")
+    if not job.complete_already:
+        docs = job.docs()
+        samples = samples_stage(spark, docs, cfg, job.metrics, job.state)
+        kept = collapse_stage(spark, samples, cfg, job.metrics)
+        find_phrases(job, docs, kept)
+        kept.unpersist()
+        params = {"k": cfg.k, "shingles": cfg.shingles, "popular": cfg.popular, "server": cfg.server,
+                  "collapse_near_duplicates": cfg.collapse_near_duplicates, "near_duplicate_b": cfg.near_duplicate_b,
+                  "cover_sample": cfg.cover_sample, "cover_sample_size": cfg.cover_sample_size,
+                  "cover_seed": cfg.cover_seed, "cover_min_popular": cfg.cover_min_popular,
+                  "min_host_pages": cfg.min_host_pages, "monster_order": cfg.monster_order}
+        job.publish({"parameters": params})
+    return PhrasesRun(cfg.output, job.metrics, top_rows(spark, cfg))
+
+
+def find_phrases(job: JobRun, docs: DataFrame, kept: DataFrame) -> None:
+    """§3.3-3.5 on the kept documents' samples: every result table and figure."""
+    spark, cfg, metrics, write_table = job.spark, job.cfg, job.metrics, job.write
+    server = servers(docs, cfg.server).persist(SPILL)
+    triples = shingle_triples(kept)
+
+    with metrics.stage(spark, "popular", f"(selector, shingle) groups, popular at >= {cfg.popular} documents") as counts:
+        by_shingle = shingle_counts(triples).persist(SPILL)
+        popular = by_shingle.where(F.col("n_documents") >= cfg.popular).persist(SPILL)
+        row = by_shingle.agg(F.count(F.lit(1)), F.sum((F.col("n_documents") >= cfg.popular).cast("long"))).first()
+        counts["distinct_shingles"] = int(row[0])
+        counts["popular_shingles"] = int(row[1] or 0)
+        doc_n = popular_counts_per_document(kept, triples, popular).persist(SPILL)
+        per_doc = (doc_n
+                   .join(docs.select("doc_key", "doc_id", "url"), on="doc_key").join(server, on="doc_key"))
+        doc_counts = write_table(per_doc.select("doc_id", "url", "host", "server", "n_words", "n_popular")
+                                 .orderBy("doc_id"), "doc_popular_counts")
+        occurrences = write_table(popular.groupBy("n_documents").agg(F.count(F.lit(1)).alias("n_shingles"))
+                                  .orderBy("n_documents"), "shingle_occurrences")
+        histogram = (doc_counts.groupBy("n_popular").agg(F.count(F.lit(1)).alias("n_documents"))
+                     .withColumn("fraction", F.col("n_documents") / F.sum("n_documents").over(Window.partitionBy()))
+                     .orderBy("n_popular"))
+        hist = write_table(histogram, "popular_per_document").toPandas()
+        counts.update(histogram_counts(hist, cfg.shingles))
+        by_shingle.unpersist()
+
+    with metrics.stage(spark, "phrases", "popular phrases ranked, texts read back from their documents") as counts:
+        phrases = popular_phrases(triples, popular)
+        texts = recover_phrase_texts(phrases, docs, cfg.k)
+        table = (phrases.join(texts, on="shingle", how="left")
+                 .join(docs.select(F.col("doc_key").alias("example_key"), F.col("url").alias("example_url")),
+                       on="example_key")
+                 .select("phrase", "n_documents", "n_samples", "n_popular_selectors", "example_url",
+                         F.col("shingle").alias("fingerprint")))
+        table = ranked(table, F.desc("n_documents"), F.desc("n_samples"), F.asc("phrase"), F.asc("fingerprint"))
+        row = write_table(table, "popular_phrases").agg(
+            F.count(F.lit(1)), F.sum(F.col("phrase").isNull().cast("long"))).first()
+        counts["popular_phrases"] = int(row[0])
+        counts["without_text"] = int(row[1] or 0)
+
+    with metrics.stage(spark, "covering_sets", f"greedy covering sets ({cfg.cover_sample} sample, "
+                                               f"foreign preference: {cfg.server})") as counts:
+        sample = cover_sample(doc_n, docs, cfg)
+        with_server = cfg.server != "none"
+        rows = donor_rows(sample, triples, popular, server if with_server else None)
+        picks = covering_sets(rows, cfg.shingles)
+        covers = write_table(assemble(sample, picks, doc_n, docs, server, foreign=with_server)
+                             .orderBy("doc_id"), "covering_sets")
+        scatter = write_table(scatter_table(covers), "cover_scatter")
+        row = covers.agg(F.sum("cover_size"), F.sum("n_popular"), F.sum("foreign_contribution"),
+                         F.sum("uncovered"), F.count(F.lit(1))).first()
+        counts["sampled_documents"] = int(row[4])
+        counts["donors_picked"] = int(row[0] or 0)
+        counts["popular_shingles_covered"] = int((row[1] or 0) - (row[3] or 0))
+        if with_server:
+            counts["foreign_contribution"] = int(row[2] or 0)
+
+    with metrics.stage(spark, "hosts", f"hosts with >= {cfg.min_host_pages} pages, monster candidates") as counts:
+        stats = host_stats(doc_counts, covers, cfg.min_host_pages, cfg.shingles)
+        hosts = write_table(stats.orderBy(F.desc("n_pages"), "host"), "host_stats")
+        monsters = write_table(monster_sites(hosts, cfg.monster_min_mean, cfg.monster_max_std,
+                                                    cfg.monster_order), "monster_sites")
+        counts["hosts"] = hosts.count()
+        counts["monster_candidates"] = monsters.count()
+        for frame in (popular, server, doc_n):
+            frame.unpersist()
+
+    with metrics.stage(spark, "plots", "Figs. 1, 2, 3-7 and 8-9 as PNG") as counts:
+        figures = {
+            "fig1_shingle_occurrences.png": plots.occurrences_plot(
+                occurrences.toPandas(), cfg.popular, "Fig. 1: occurrences of popular shingles"),
+            "fig2_popular_per_document.png": plots.per_document_plot(
+                hist, cfg.shingles, "Fig. 2: popular shingles per document"),
+            "fig3_covering_sets.png": plots.covering_plot(
+                scatter.toPandas(), cfg.shingles, f"Figs. 3-7: covering sets ({cfg.cover_sample} sample, "
+                f"popular >= {cfg.cover_min_popular}, foreign = other {cfg.server})"),
+            "fig8_host_stats.png": plots.host_plot(
+                hosts.orderBy(F.desc("n_pages"), "host").limit(PLOT_HOSTS).toPandas(),
+                monsters.orderBy("rank").limit(PLOT_HOSTS).toPandas(), cfg.shingles, cfg.monster_min_mean,
+                cfg.monster_max_std, 10,
+                f"Figs. 8-9: hosts with >= {cfg.min_host_pages} pages"),
+        }
+        for name, png in figures.items():
+            plots.write_png(spark, fs.join(cfg.output, name), png)
+        counts["figures"] = len(figures)
+
+
+def histogram_counts(hist: pd.DataFrame, m: int) -> dict[str, Any]:
+    """The paper's §4 (6) figures from the Fig. 2 table: documents with a popular shingle, with
+    at least half of their shingles popular, and the mean popular count."""
+    total = int(hist["n_documents"].sum())
+    return {
+        "documents": total,
+        "with_a_popular_shingle": int(hist.loc[hist["n_popular"] > 0, "n_documents"].sum()),
+        "at_least_half_popular": int(hist.loc[hist["n_popular"] * 2 >= m, "n_documents"].sum()),
+        "mean_popular": round(float((hist["n_popular"] * hist["n_documents"]).sum()) / max(total, 1), 3),
+    }
+
+
+def top_rows(spark: SparkSession, cfg: PhrasesConfig) -> dict[str, list[dict[str, Any]]]:
+    """The first ``top`` rows of the ranked outputs, for the summary."""
+    if cfg.top <= 0:
+        return {}
+
+    def read(name: str) -> DataFrame:
+        return spark.read.parquet(fs.join(cfg.output, name))
+
+    covers = (read("covering_sets").orderBy(F.desc("n_popular"), F.desc("cover_size"), "doc_id").limit(cfg.top)
+              .collect())
+    return {
+        "popular_phrases": [r.asDict() for r in read("popular_phrases").orderBy("rank").limit(cfg.top).collect()],
+        "monster_sites": [r.asDict() for r in read("monster_sites").orderBy("rank").limit(cfg.top).collect()],
+        "popular_per_document": [r.asDict() for r in read("popular_per_document").orderBy("n_popular").collect()],
+        "covering_sets": [r.asDict(recursive=True) for r in covers],
+    }
+
+
+def format_summary(result: PhrasesRun, cfg: PhrasesConfig) -> str:
+    """The end-of-run summary: counts per stage, then the top of each output."""
+    lines = [f"quiltdetect phrases (k={cfg.k}, shingles={cfg.shingles}, popular>={cfg.popular}, "
+             f"server={cfg.server}) -> {result.output}", "stages:", *result.metrics.summary_lines()]
+    top = result.top
+    if top.get("popular_phrases"):
+        lines.append(f"top {len(top['popular_phrases'])} popular phrases (documents, phrase, example):")
+        lines += [f"{p['rank']:>4}. {p['n_documents']:>7}  {p['phrase']!s:<40}  {p['example_url']}"
+                  for p in top["popular_phrases"]]
+    else:
+        lines.append("no popular phrases")
+    if top.get("popular_per_document"):
+        h = histogram_counts(pd.DataFrame(top["popular_per_document"]), cfg.shingles)
+        total = max(h["documents"], 1)
+        lines.append(f"documents: {h['documents']:,}; with a popular shingle {h['with_a_popular_shingle'] / total:.1%}; "
+                     f"at least half popular {h['at_least_half_popular'] / total:.1%}; "
+                     f"mean popular {h['mean_popular']:.1f} of {cfg.shingles}")
+    if top.get("monster_sites"):
+        lines.append(f"monster candidates by {cfg.monster_order} (rank, score, pages, mean ± std popular shingles, "
+                     "mean covering-set size of sampled pages, host):")
+        for m in top["monster_sites"]:
+            cover = "-" if m["mean_cover_size"] is None else f"{m['mean_cover_size']:.1f}"
+            lines.append(f"{m['rank']:>4}. {m['monster_score']:8.1f} {m['n_pages']:>7}  {m['mean_popular']:5.1f} ± "
+                         f"{m['std_popular']:4.1f}  {cover:>5}  {m['host']}")
+    else:
+        lines.append(f"no monster candidates (hosts with >= {cfg.min_host_pages} pages, mean >= "
+                     f"{cfg.monster_min_mean:g}, std < {cfg.monster_max_std:g})")
+    if top.get("covering_sets"):
+        lines.append("covering sets with the most popular shingles (popular, donors, foreign, url):")
+        for c in top["covering_sets"][:5]:
+            foreign = "-" if c["foreign_contribution"] is None else c["foreign_contribution"]
+            lines.append(f"      {c['n_popular']:>3} {c['cover_size']:>4} {foreign!s:>4}  {c['url']}")
+            lines += [f"            <- {d['url']}  covered {d['covered']}" for d in c["donors"][:4]]
+    return "\n".join(lines)

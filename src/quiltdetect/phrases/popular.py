@@ -1,0 +1,128 @@
+"""Sampled shingles per document, duplicate suppression and popular shingles (§3.2-3.3, on Spark).
+
+The counts are the paper's sorted triples (i, s, d): one row per (document, selector), grouped
+by (selector, shingle). A shingle is popular when its group holds at least ``popular``
+documents; each document's popular count is the number of its m shingles that are popular.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from quiltdetect.neardup.clusters import connected_components
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.job import representatives
+from quiltdetect.neardup.pairs import near_duplicate_pairs
+from quiltdetect.phrases.sampling import phrase_texts, sample, selectors
+
+SAMPLE_SCHEMA = "doc_key long, n_words int, shingles array<long>, supershingles array<long>"
+TEXT_SCHEMA = "shingle long, phrase string"
+
+
+def sampled_shingles(docs: DataFrame, k: int, m: int) -> DataFrame:
+    """(doc_key, n_words, shingles: m phrase fingerprints, supershingles: 6) per document with words."""
+
+    def batches(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        table = selectors(m)
+        for frame in frames:
+            keys, n_words, shingles, supers = [], [], [], []
+            for key, text in zip(frame["doc_key"], frame["text"], strict=True):
+                s = sample(text, k, m, table)
+                if s is None:
+                    continue
+                keys.append(key)
+                n_words.append(s.n_words)
+                shingles.append(s.shingles.view(np.int64))
+                supers.append(s.supershingles.view(np.int64))
+            yield pd.DataFrame({"doc_key": pd.Series(keys, dtype="int64"), "n_words": pd.Series(n_words, dtype="int32"),
+                                "shingles": shingles, "supershingles": supers})
+
+    return docs.select("doc_key", "text").mapInPandas(batches, SAMPLE_SCHEMA)
+
+
+def suppress_near_duplicates(samples: DataFrame, b: int, counts: dict[str, Any],
+                             checkpoint_every: int = 4) -> tuple[DataFrame, DataFrame]:
+    """(kept samples, clusters): one document per cluster of near-duplicates.
+
+    Near-duplicates agree in at least ``b`` of the 6 supershingles of the same 84 selectors
+    (the paper: two of six); clusters are the transitive closure, computed by the
+    near-duplicate job's own candidate buckets, verification and connected components; each
+    keeps its smallest doc_id.
+    """
+    fps = samples.select("doc_key", F.lit("").alias("site"), F.col("n_words").alias("n_terms"), "supershingles",
+                         F.lit(None).cast("array<long>").alias("simhash"), F.lit(None).cast("array<long>").alias("pieces"))
+    cfg = NearDupConfig(algorithm="b", b_threshold=b, wrap=True, cc_checkpoint_every=checkpoint_every)
+    pairs = near_duplicate_pairs(fps, cfg, counts)
+    clusters = connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
+                                    max_rounds=cfg.cc_max_rounds)
+    return representatives(samples, clusters), clusters
+
+
+def shingle_triples(samples: DataFrame) -> DataFrame:
+    """The paper's triples (i, s, d) as (doc_key, selector, shingle): m rows per document."""
+    return samples.select("doc_key", F.posexplode("shingles").alias("selector", "shingle"))
+
+
+def shingle_counts(triples: DataFrame) -> DataFrame:
+    """(selector, shingle, n_documents): documents whose i-th shingle is s (one row each)."""
+    return triples.groupBy("selector", "shingle").agg(F.count(F.lit(1)).alias("n_documents"))
+
+
+def popular_counts_per_document(samples: DataFrame, triples: DataFrame, popular: DataFrame) -> DataFrame:
+    """(doc_key, n_words, n_popular) for every sampled document, 0 when none is popular."""
+    hits = (triples.join(popular.select("selector", "shingle"), on=["selector", "shingle"], how="left_semi")
+            .groupBy("doc_key").agg(F.count(F.lit(1)).cast("int").alias("n_popular")))
+    return (samples.select("doc_key", "n_words").join(hits, on="doc_key", how="left")
+            .select("doc_key", "n_words", F.coalesce("n_popular", F.lit(0)).alias("n_popular")))
+
+
+def popular_phrases(triples: DataFrame, popular: DataFrame) -> DataFrame:
+    """(shingle, n_documents, n_samples, n_popular_selectors, example_key) per popular phrase.
+
+    A phrase is listed when it is popular under at least one selector; n_documents counts the
+    documents that sampled it under any selector, n_samples the triples (i, s, d) with s the
+    phrase (the paper's "times sampled"), example_key is the smallest doc_key among them.
+    """
+    selectors_per_phrase = popular.groupBy("shingle").agg(F.count(F.lit(1)).cast("int").alias("n_popular_selectors"))
+    return (triples.join(selectors_per_phrase.select("shingle"), on="shingle", how="left_semi")
+            .groupBy("shingle")
+            .agg(F.countDistinct("doc_key").alias("n_documents"), F.count(F.lit(1)).alias("n_samples"),
+                 F.min("doc_key").alias("example_key"))
+            .join(selectors_per_phrase, on="shingle"))
+
+
+def recover_phrase_texts(phrases: DataFrame, docs: DataFrame, k: int) -> DataFrame:
+    """(shingle, phrase): the k words of each phrase, read from its example document's text.
+
+    Phrases are grouped by example document, so each document's text is tokenised once.
+    """
+    wanted = phrases.groupBy(F.col("example_key").alias("doc_key")).agg(F.collect_list("shingle").alias("wanted"))
+    rows = wanted.join(docs.select("doc_key", "text"), on="doc_key")
+
+    def batches(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for frame in frames:
+            fps, texts = [], []
+            for text, want in zip(frame["text"], frame["wanted"], strict=True):
+                want = [int(x) for x in want]
+                fps += want
+                texts += phrase_texts(text, k, want)
+            yield pd.DataFrame({"shingle": pd.Series(fps, dtype="int64"), "phrase": pd.Series(texts, dtype=object)})
+
+    return rows.select("wanted", "text").mapInPandas(batches, TEXT_SCHEMA)
+
+
+def ranked(frame: DataFrame, *order: Any, name: str = "rank") -> DataFrame:
+    """``frame`` with a 1-based ``name`` column in the given total order (distributed sort and
+    zipWithIndex: no single-partition window)."""
+    spark = frame.sparkSession
+    ordered = frame.orderBy(*order)
+    schema = ordered.schema.add(name, "long")
+    rdd = ordered.rdd.zipWithIndex().map(lambda pair: (*pair[0], pair[1] + 1))
+    out = spark.createDataFrame(rdd, schema)
+    return out.select(name, *frame.columns)

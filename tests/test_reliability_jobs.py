@@ -1,0 +1,152 @@
+"""Every job besides quilts: byte-identical tables for 1, 7 and 64 shuffle partitions and either
+input order; _COMPLETE published last; a rerun reports the complete run; new settings reuse
+docs/ and equal a fresh run (neardup, mwo).
+
+(The quilt job has its own, deeper tests in test_reliability.py: kill, retry, stage reuse.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from quiltdetect.common.config import merge_settings
+from quiltdetect.ingest.records import iter_warc_rows
+from quiltdetect.mwo import job as mwo_job
+from quiltdetect.mwo.config import MwoConfig
+from quiltdetect.neardup import job as neardup_job
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.phrases import job as phrases_job
+from quiltdetect.phrases.config import PhrasesConfig
+from quiltdetect.reuse import job as reuse_job
+from quiltdetect.reuse.config import ReuseConfig
+from quiltdetect.sweep import job as sweep_job
+from quiltdetect.sweep.config import SweepConfig
+
+pytestmark = pytest.mark.spark
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "data" / "sample" / "synthetic-quilts.warc.gz"
+TRUTH = REPO / "data" / "truth" / "synthetic-quilts.truth.jsonl"
+N_PAGES = 160
+
+
+@dataclass(frozen=True)
+class Job:
+    config: type
+    run: Callable[[Any, Any], Any]
+    tables: tuple[str, ...]  # result tables compared byte for byte (rows sorted)
+    settings: dict[str, Any]  # small-corpus settings
+    # A setting that changes results but not the document table: the resume check (shared code,
+    # so two jobs cover it; the quilt job's own test covers stage reuse in depth).
+    changed: dict[str, Any] | None
+
+
+JOBS = {
+    "neardup": Job(NearDupConfig, neardup_job.run, ("pairs", "clusters"), {}, {"algorithm": "b"}),
+    "mwo": Job(MwoConfig, lambda s, c: mwo_job.run(s, c, join=True), ("pairs", "records", "postings", "terms"),
+               {"t": 0.4}, {"t": 0.6}),
+    "sweep": Job(SweepConfig, sweep_job.run, ("outcomes/k=4/m=50", "outcomes/k=5/m=10", "outcomes/k=5/m=50"),
+                 {"ks": [4, 5], "ms": [10, 50], "cs": [2, 3], "thetas": [0.5], "pivot": [5, 50, 2, 0.5]},
+                 None),
+    "phrases": Job(PhrasesConfig, phrases_job.run,
+                   ("popular_phrases", "doc_popular_counts", "covering_sets", "cover_scatter", "host_stats"),
+                   {"cover_min_popular": 5, "min_host_pages": 3}, None),
+    "reuse": Job(ReuseConfig, reuse_job.run_detect, ("labeled", "pages", "neighborhoods", "chunk_matches"),
+                 {"chunk_threshold": 3, "file_threshold": 3}, None),
+}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> list[str]:
+    """160 pages of the bundled synthetic crawl as two JSONL files: every planted mirror,
+    near-copy and quilt with its sources, then the first other pages (sites, boilerplate)."""
+    root = tmp_path_factory.mktemp("inputs")
+    with open(SAMPLE, "rb") as fh:
+        crawl = [r for r in iter_warc_rows(fh, str(SAMPLE)) if r["skip_reason"] is None]
+    planted: set[str] = set()
+    for line in TRUTH.read_text(encoding="utf-8").splitlines():
+        truth = json.loads(line)
+        planted.update([truth["doc_id"], *(s["doc_id"] for s in truth["sources"])])
+    first = [r for r in crawl if r["doc_id"] in planted]
+    pages = (first + [r for r in crawl if r["doc_id"] not in planted])[:N_PAGES]
+    assert len(first) < N_PAGES
+    paths = []
+    for name, part in (("a.jsonl", pages[::2]), ("b.jsonl", pages[1::2])):
+        rows = [json.dumps({"id": p["doc_id"], "url": p["url"], "text": p["text"]}) + "\n" for p in part]
+        (root / name).write_text("".join(rows), encoding="utf-8")
+        paths.append(str(root / name))
+    return paths
+
+
+def rows_bytes(path: Path) -> bytes:
+    """A table's rows in a canonical order, serialised: equal bytes = identical content."""
+    rows = sorted(json.dumps(r, sort_keys=True, ensure_ascii=False, default=str) for r in pq.read_table(path).to_pylist())
+    return "\n".join(rows).encode()
+
+
+def configure(job: Job, inputs: list[str], out: Path, **extra: Any):
+    top = {"top": 3} if "top" in {f.name for f in dataclasses.fields(job.config)} else {}
+    return merge_settings(job.config, {"inputs": inputs, "output": str(out), **top, **job.settings, **extra})
+
+
+@pytest.mark.parametrize("name", sorted(JOBS))
+def test_same_bytes_for_any_partitioning_and_input_order(spark, tmp_path, inputs, name):
+    job = JOBS[name]
+    runs = [
+        ({"spark.sql.shuffle.partitions": "1"}, inputs),
+        ({"spark.sql.shuffle.partitions": "7"}, list(reversed(inputs))),
+        ({"spark.sql.shuffle.partitions": "64", "spark.sql.adaptive.enabled": "false"}, inputs),
+    ]
+    before = {k: spark.conf.get(k) for k in ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled")}
+    outputs = []
+    try:
+        for i, (conf, order) in enumerate(runs):
+            for key, value in conf.items():
+                spark.conf.set(key, value)
+            out = tmp_path / f"p{i}"
+            job.run(spark, configure(job, order, out))
+            outputs.append(out)
+    finally:
+        for key, value in before.items():
+            spark.conf.set(key, value)
+    first = outputs[0]
+    for table in (*job.tables, "docs"):
+        expected = rows_bytes(first / table)
+        assert expected, f"{name}: {table} is empty; the test corpus should exercise it"
+        for out in outputs[1:]:
+            assert rows_bytes(out / table) == expected, (name, out.name, table)
+
+    # Published: _COMPLETE written last with the configuration; no temporary tables left.
+    done = json.loads((first / "_COMPLETE").read_text())
+    assert done["job"] == name and done["metrics"]["stages"]
+    assert not (first / "_quiltdetect" / "tmp").exists()
+
+    # The same run again: complete already (reported, not recomputed) — except reuse, which recomputes
+    # its results from the reused document table.
+    again = job.run(spark, configure(job, inputs, first))
+    if name == "reuse":
+        assert again.metrics.stages["ingest"]["reused"] is True
+    else:
+        assert again.metrics.stages["resume"]["complete_already"] is True
+
+    if job.changed is None:
+        return
+    # Other settings into a copy: docs/ is reused, results equal a fresh run with those settings.
+    resumed, fresh = tmp_path / "resumed", tmp_path / "fresh"
+    shutil.copytree(first, resumed)
+    result = job.run(spark, configure(job, inputs, resumed, **job.changed))
+    assert result.metrics.stages["ingest"]["reused"] is True
+    job.run(spark, configure(job, inputs, fresh, **job.changed))
+    for table in job.tables:
+        if (fresh / table).exists():
+            assert rows_bytes(resumed / table) == rows_bytes(fresh / table), (name, table)
+    assert json.loads((resumed / "_COMPLETE").read_text())["config"] == json.loads(
+        (fresh / "_COMPLETE").read_text())["config"] | {"output": str(resumed)}
