@@ -84,3 +84,23 @@ def test_triples_and_covers_equal_the_pairwise_definition(pairs, foreign):
         assert picks["covered"][rows].tolist() == cover.covered.tolist()
         assert picks["rank"][rows].tolist() == list(range(1, len(cover) + 1))
         assert set(picks["n_pairs"][rows].tolist()) == {int(mine.sum())}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 6), st.integers(0, 9)), max_size=60),
+       st.lists(st.integers(0, 59), max_size=4))
+def test_sort_pairs_equals_lexsort_presorted_or_not(pairs, cuts):
+    """Both paths (runs already doc-ordered per gram, and any order) give np.lexsort's order."""
+    grams = np.array([p[0] for p in pairs], dtype=np.int64)
+    docs = np.array([p[1] for p in pairs], dtype=np.int64)
+    tags = np.array([p[2] for p in pairs], dtype=np.int64)
+    # Also the case the callers build: runs of contiguous doc ranges, each sorted by (gram, doc).
+    order = np.lexsort((grams, docs))
+    runs = [r[np.lexsort((docs[r], grams[r]))] for r in np.split(order, sorted({c for c in cuts if c < len(order)}))]
+    for at in (np.arange(len(pairs)), np.concatenate(runs) if runs else np.arange(0)):
+        g, d, t = grams[at], docs[at], tags[at]
+        expected = np.lexsort((d, g))
+        got = sort_pairs(g, d, t)
+        assert np.array_equal(got[0], g[expected])
+        assert np.array_equal(got[1], d[expected])
+        assert np.array_equal(got[2], t[expected])

@@ -127,10 +127,11 @@ class RunState:
                 return marker.get("counts", {})
         return None
 
-    def write_table(self, frame: DataFrame, table: str) -> None:
-        """Write a DataFrame as Parquet to a temporary directory, then move it to ``table``."""
+    def write_table(self, frame: DataFrame, table: str, options: dict[str, str] | None = None) -> None:
+        """Write a DataFrame as Parquet (with writer ``options``) to a temporary directory, then
+        move it to ``table``."""
         tmp = self.path(STATE_DIR, "tmp", f"{table.replace('/', '_')}-{self.run_id}")
-        frame.write.mode("overwrite").parquet(tmp)
+        frame.write.options(**(options or {})).mode("overwrite").parquet(tmp)
         fs.replace(self.spark, tmp, self.path(table))
 
     def finish_stage(self, name: str, key: str, tables: list[str], counts: dict) -> None:

@@ -22,6 +22,8 @@ BASE_CONF: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
 }
 
+MIN_SPLITS = "spark.sql.files.minPartitionNum"
+
 
 def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> SparkSession:
     """A session named ``app_name`` with ``spark_conf`` applied.
@@ -46,5 +48,8 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if spark.conf.get(MIN_SPLITS, None) is None:
+        # Scans in at least 4 splits per core, so one large file does not leave cores idle.
+        spark.conf.set(MIN_SPLITS, str(4 * spark.sparkContext.defaultParallelism))
     spark.sparkContext.setLogLevel(str(conf.get("spark.log.level", "WARN")))
     return spark

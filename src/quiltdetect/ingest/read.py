@@ -205,27 +205,55 @@ def _hadoop_uri(path: str) -> str:
     return "file:" + os.path.abspath(path) if fs.is_local(path) and not path.startswith("file:") else path
 
 
-def table_rows(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-    """mapInPandas body: (id, url, text, ip, source) table rows -> document and skip rows."""
-    for batch in batches:
-        n = len(batch)
-        out = pd.DataFrame({name: pd.Series([None] * n, index=batch.index, dtype=object)
-                            for name in ROW_SCHEMA.fieldNames()})
-        out["doc_id"] = batch["id"]
-        out["url"] = batch["url"]
-        out["ip"] = batch["ip"]
-        out["text"] = batch["text"]
-        out["source"] = [source_name(p) if isinstance(p, str) else p for p in batch["source"]]
-        out["offset"] = pd.array([None] * n, dtype="Int64")
-        hosts = [host_of(u) if isinstance(u, str) else "" for u in batch["url"]]
-        out["host"] = hosts
-        out["domain"] = [domain_of(h) for h in hosts]
-        out["decode_errors"] = False
-        missing_text = batch["text"].isna()
-        missing_id = batch["id"].isna() | (batch["id"].astype(str) == "")
-        out.loc[missing_text, "skip_reason"] = SKIP_MISSING_TEXT
-        out.loc[missing_id, "skip_reason"] = SKIP_MISSING_ID
-        yield out
+@F.pandas_udf(StructType([StructField("host", StringType()), StructField("domain", StringType())]))
+def _hosts(urls: pd.Series) -> pd.DataFrame:
+    """Host and registered domain of each url (only the url column travels to Python)."""
+    memo: dict[str, tuple[str, str]] = {}
+    hosts, domains = [], []
+    for url in urls:
+        if not isinstance(url, str):
+            hosts.append("")
+            domains.append("")
+            continue
+        pair = memo.get(url)
+        if pair is None:
+            host = host_of(url)
+            pair = memo[url] = (host, domain_of(host))
+        hosts.append(pair[0])
+        domains.append(pair[1])
+    return pd.DataFrame({"host": hosts, "domain": domains})
+
+
+@F.pandas_udf(StringType())
+def _source_names(paths: pd.Series) -> pd.Series:
+    """``source_name`` of each input file name (a handful of distinct values per batch)."""
+    memo: dict[str, str] = {}
+    return pd.Series([memo.setdefault(p, source_name(p)) if isinstance(p, str) else p for p in paths])
+
+
+def table_rows(table: DataFrame) -> DataFrame:
+    """(id, url, text, ip, source) table rows -> document and skip rows, in ROW_SCHEMA.
+
+    The text stays in the JVM: only url and the file name go through Python (for the host,
+    registered domain and source name), so reading a Parquet table costs a scan, not a copy of
+    every page to Python and back.
+    """
+    hosts = _hosts(F.col("url"))
+    missing_id = F.col("id").isNull() | (F.col("id") == "")
+    reason = F.when(missing_id, F.lit(SKIP_MISSING_ID)).when(F.col("text").isNull(), F.lit(SKIP_MISSING_TEXT))
+    fields = {
+        "doc_id": F.col("id"),
+        "url": F.col("url"),
+        "host": hosts["host"],
+        "domain": hosts["domain"],
+        "ip": F.col("ip"),
+        "text": F.col("text"),
+        "source": _source_names(F.col("source")),
+        "decode_errors": F.lit(False),
+        "skip_reason": reason,
+    }
+    return table.select(*[(fields[f.name] if f.name in fields else F.lit(None)).cast(f.dataType).alias(f.name)
+                          for f in ROW_SCHEMA.fields])
 
 
 def document_table_rows(table: DataFrame) -> DataFrame:
@@ -269,7 +297,7 @@ def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
             (F.col("ip") if "ip" in table.columns else F.lit(None)).cast("string").alias("ip"),
             F.input_file_name().alias("source"),
         )
-        frames.append(table.mapInPandas(table_rows, ROW_SCHEMA))
+        frames.append(table_rows(table))
     return _union(frames)
 
 
@@ -300,11 +328,15 @@ def read_rows(
 
 def keep_one_per_id(docs: DataFrame) -> DataFrame:
     """One row per doc_id: the one with the smallest (source, offset, url); a ``dup_rank`` > 1
-    marks the others, which the caller counts as ``duplicate_doc_id`` skips."""
+    marks the others, which the caller counts as ``duplicate_doc_id`` skips.
+
+    The rows are range-partitioned on doc_id, so the later sort by doc_id (``with_doc_keys``)
+    needs no second shuffle of the texts.
+    """
     order = Window.partitionBy("doc_id").orderBy(
         F.col("source").asc_nulls_last(), F.col("offset").asc_nulls_last(), F.col("url").asc_nulls_last()
     )
-    return docs.withColumn("dup_rank", F.row_number().over(order))
+    return docs.repartitionByRange("doc_id").withColumn("dup_rank", F.row_number().over(order))
 
 
 def with_doc_keys(docs: DataFrame) -> DataFrame:

@@ -26,6 +26,9 @@ from quiltdetect.ingest.read import (
 )
 
 SPILL = StorageLevel.MEMORY_AND_DISK
+# docs/ in row groups of 16 MB: every analysis scans it, and a scan splits only at row-group
+# boundaries, so small row groups let the text spread over all cores instead of a few tasks.
+DOCS_WRITE_OPTIONS = {"parquet.block.size": str(16 << 20)}
 REJECT_COLUMNS = ["source", "offset", "doc_id", "url", "skip_reason", "skip_detail"]
 
 
@@ -62,7 +65,11 @@ def document_table(
             counts["reused"] = True
             return spark.read.parquet(docs_path)
         counts["files"] = len(files)
-        rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader).persist(SPILL)
+        rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader)
+        # Archives are parsed once and kept for the second pass; tables are cheaper to scan twice.
+        archives = any(f.format in ("warc", "wet") for f in files)
+        if archives:
+            rows = rows.persist(SPILL)
         by_reason = (
             rows.groupBy("skip_reason")
             .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"))
@@ -83,10 +90,11 @@ def document_table(
             else:
                 rejects.write.mode("overwrite").parquet(fs.join(cfg.output, "rejects"))
         if state is not None:
-            state.write_table(docs, "docs")
+            state.write_table(docs, "docs", DOCS_WRITE_OPTIONS)
         else:
-            docs.write.mode("overwrite").parquet(docs_path)
-        rows.unpersist()
+            docs.write.options(**DOCS_WRITE_OPTIONS).mode("overwrite").parquet(docs_path)
+        if archives:
+            rows.unpersist()
         table = spark.read.parquet(docs_path)
         n_docs = table.count()
         if candidates > n_docs:

@@ -92,8 +92,18 @@ def bucket_bounds(sorted_grams: np.ndarray, n_buckets: int) -> np.ndarray:
 
 
 def sort_pairs(grams: np.ndarray, docs: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The arrays reordered by (gram, doc)."""
-    order = np.lexsort((docs, grams))
+    """The arrays reordered by (gram, doc), ties in input order (as ``np.lexsort``).
+
+    One stable sort by gram when the docs of every gram already come in ascending order (the
+    callers concatenate runs so that they do); otherwise a stable sort by doc first. Both are
+    several times faster than ``np.lexsort`` on int64 keys, and give the same order.
+    """
+    order = np.argsort(grams, kind="stable")
+    sorted_docs = docs[order]
+    same = grams[order][1:] == grams[order][:-1]
+    if np.any(sorted_docs[1:][same] < sorted_docs[:-1][same]):
+        by_doc = np.argsort(docs, kind="stable")
+        order = by_doc[np.argsort(grams[by_doc], kind="stable")]
     return (grams[order], docs[order], *(o[order] for o in others))
 
 

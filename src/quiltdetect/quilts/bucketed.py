@@ -80,10 +80,24 @@ def _array(value) -> np.ndarray:
     return np.frombuffer(value.as_buffer(), dtype="<i8")
 
 
-def _concat(column: pa.ChunkedArray | pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
-    """The int64 arrays of a binary column (or of the given rows of it), concatenated."""
+def _concat(column: pa.ChunkedArray | pa.Array, rows: np.ndarray | list[int] | None = None) -> np.ndarray:
+    """The int64 arrays of a binary column (or of the given rows of it, in that order), concatenated."""
     arrays = [_array(column[int(i)]) for i in (range(len(column)) if rows is None else rows)]
     return np.concatenate(arrays) if arrays else _EMPTY
+
+
+def _rows_by(column: pa.ChunkedArray | pa.Array, rows: np.ndarray | None, key: Callable[[np.ndarray], int]) -> list[int]:
+    """Rows (all, or the given ones) ordered by ``key`` of their int64 array, empty ones dropped.
+
+    Concatenated in this order, runs that each hold a contiguous range of docs (or grams) come
+    out nearly sorted, which ``sort_pairs`` then finishes in one stable pass.
+    """
+    keyed = []
+    for i in (range(len(column)) if rows is None else rows.tolist()):
+        values = _array(column[int(i)])
+        if values.shape[0]:
+            keyed.append((key(values), int(i)))
+    return [i for _, i in sorted(keyed)]
 
 
 def bucket_count(partitions: int) -> int:
@@ -132,7 +146,10 @@ def _gram_rows(k: int, n: int, with_counts: bool) -> Callable[[Iterator[pa.Recor
 def _merge_gram_bucket(n: int, with_counts: bool) -> Callable[[pa.Table], pa.Table]:
     def merge(table: pa.Table) -> pa.Table:
         bucket = table.column("bucket")[0].as_py()
-        grams, docs, counts = (_concat(table.column(c)) for c in ("gram", "doc", "count"))
+        # Each row holds one input batch's pairs, a contiguous range of docs: in doc order, the
+        # docs of every gram are already ascending.
+        rows = _rows_by(table.column("doc"), None, lambda docs: int(docs.min())) if bucket < n else None
+        grams, docs, counts = (_concat(table.column(c), rows) for c in ("gram", "doc", "count"))
         if bucket < n:
             if with_counts:
                 grams, docs, counts = sort_pairs(grams, docs, counts)
@@ -226,7 +243,8 @@ def _merge_doc_bucket(table: pa.Table) -> pa.Table:
     dbucket = table.column("dbucket")[0].as_py()
     distinct = int(pa.compute.sum(table.column("n_distinct")).as_py() or 0)
     patch = int(pa.compute.sum(table.column("n_patch_grams")).as_py() or 0)
-    pairs = np.flatnonzero(part == 0)
+    # Each pair row holds one gram bucket's pairs sorted by (gram, doc): in gram order they are sorted.
+    pairs = _rows_by(table.column("a"), np.flatnonzero(part == 0), lambda grams: int(grams[0]))
     grams, docs, counts = (_concat(table.column(c), pairs) for c in ("a", "b", "c"))
     if grams.shape[0]:
         grams, docs, counts = sort_pairs(grams, docs, counts)
