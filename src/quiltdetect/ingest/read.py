@@ -208,20 +208,16 @@ def _hadoop_uri(path: str) -> str:
 @F.pandas_udf(StructType([StructField("host", StringType()), StructField("domain", StringType())]))
 def _hosts(urls: pd.Series) -> pd.DataFrame:
     """Host and registered domain of each url (only the url column travels to Python)."""
-    memo: dict[str, tuple[str, str]] = {}
-    hosts, domains = [], []
+    domains: dict[str, str] = {}  # per host: a crawl has far fewer hosts than pages
+    host_col, domain_col = [], []
     for url in urls:
-        if not isinstance(url, str):
-            hosts.append("")
-            domains.append("")
-            continue
-        pair = memo.get(url)
-        if pair is None:
-            host = host_of(url)
-            pair = memo[url] = (host, domain_of(host))
-        hosts.append(pair[0])
-        domains.append(pair[1])
-    return pd.DataFrame({"host": hosts, "domain": domains})
+        host = host_of(url) if isinstance(url, str) else ""
+        domain = domains.get(host)
+        if domain is None:
+            domain = domains[host] = domain_of(host)
+        host_col.append(host)
+        domain_col.append(domain)
+    return pd.DataFrame({"host": host_col, "domain": domain_col})
 
 
 @F.pandas_udf(StringType())
