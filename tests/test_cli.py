@@ -1,15 +1,11 @@
-"""The command line: configuration layering, fail-fast errors, and the real entry points."""
+"""The command line: configuration layering and fail-fast errors (the real entry points run in
+test_reliability.py, killed and resumed)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -78,39 +74,3 @@ def test_missing_input_and_existing_output_fail_before_spark(tmp_path, capsys):
     assert "exists and is not empty" in capsys.readouterr().err
     assert main(["quilts", "--output", str(tmp_path / "p")]) == 2
     assert "no input" in capsys.readouterr().err
-
-
-def _rows(path: Path) -> list[dict]:
-    table = pq.read_table(path).to_pylist()
-    return sorted(table, key=lambda r: r["doc_id"])
-
-
-@pytest.mark.slow
-def test_console_command_and_spark_submit_give_the_same_quilts(tmp_path):
-    """The real entry points: `quiltdetect quilts` (local, streamed reads) and `spark-submit
-    jobs/find_quilts.py` (binaryFile reads of file:// URIs, as for s3a://) on the same input."""
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    bin_dir = Path(sys.executable).parent
-    inputs = ["--input", str(SAMPLE / "synthetic-quilts.warc.gz"), "--input", str(SAMPLE / "clueweb-quirk.warc.gz")]
-    local = subprocess.run(
-        [str(bin_dir / "quiltdetect"), "quilts", *inputs, "--output", str(tmp_path / "local"),
-         "--master", "local[2]", "--set", "spark.sql.shuffle.partitions=4", "--top", "3"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
-    assert local.returncode == 0, local.stderr[-3000:]
-    assert "top 3 quilts" in local.stdout and "<- http" in local.stdout
-    submitted = subprocess.run(
-        [str(bin_dir / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.showConsoleProgress=false",
-         str(REPO / "jobs" / "find_quilts.py"),
-         "--input", "file://" + str(SAMPLE / "synthetic-quilts.warc.gz"),
-         "--input", "file://" + str(SAMPLE / "clueweb-quirk.warc.gz"),
-         "--output", "file://" + str(tmp_path / "submitted"),
-         "--set", "hadoop_reader=true", "--set", "spark.sql.shuffle.partitions=7"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )
-    assert submitted.returncode == 0, submitted.stderr[-3000:]
-    a, b = _rows(tmp_path / "local" / "quilts"), _rows(tmp_path / "submitted" / "quilts")
-    assert a and a == b
-    metrics = json.loads((tmp_path / "submitted" / "metrics.json").read_text())
-    assert metrics["stages"]["quilts"]["quilts"] == len(a)
-    assert yaml.safe_load((tmp_path / "submitted" / "config.yaml").read_text())["hadoop_reader"] is True

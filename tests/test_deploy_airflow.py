@@ -20,10 +20,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.deploy, pytest.mark.skipif(
     importlib.util.find_spec("airflow") is None,
     reason="Airflow is not installed: pip install -e '.[airflow]' to run the DAG tests",
-)
+)]
 
 LOAD = r"""
 import json, sys
@@ -123,7 +123,6 @@ def test_dagbag_loads_the_dag_with_its_tasks_and_spark_submit_arguments(airflow_
         assert task["env_vars"]["PYSPARK_DRIVER_PYTHON"] == "python3"
 
 
-@pytest.mark.slow
 @pytest.mark.spark
 def test_dag_test_runs_every_task_on_local_spark(airflow_env, tmp_path):
     """``dag.test()``: the real operator runs the real spark-submit, local[2], on the sample."""
@@ -134,9 +133,14 @@ def test_dag_test_runs_every_task_on_local_spark(airflow_env, tmp_path):
     job_config.write_text("spark:\n  spark.sql.shuffle.partitions: 4\n  spark.ui.enabled: false\n")
     sweep_config = tmp_path / "sweep.yaml"
     sweep_config.write_text("ks: [4, 5]\nms: [10, 50]\ncs: [2, 3]\nthetas: [0.5]\npivot: [5, 50, 2, 0.5]\n")
+    # spark-submit's own properties: the client JIT makes each of the seven short local JVMs
+    # cheaper (as in tests/conftest.py); also checks that the DAG passes --properties-file on.
+    properties = tmp_path / "spark-test.conf"
+    properties.write_text("spark.driver.extraJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC\n"
+                          "spark.ui.showConsoleProgress false\n")
     conf = {"input": str(SAMPLE / "synthetic-quilts.warc.gz"), "output_root": str(tmp_path / "out"),
             "job_config": str(job_config), "task_configs": {"sweep": str(sweep_config)},
-            "properties_file": None, "driver_python": _spark_python()}
+            "properties_file": str(properties), "driver_python": _spark_python()}
     got = _python(RUN, [str(REPO / "dags"), json.dumps(conf)], airflow_env, timeout=2400)
     assert got["state"].endswith("success"), got
     assert len(got["tasks"]) == 7 and all(s.endswith("success") for s in got["tasks"].values()), got

@@ -1,10 +1,12 @@
 """spark-submit to a real Spark standalone cluster on 127.0.0.1, with the packed environment.
 
 A master and two one-core workers are started with the ``spark-class`` that the pyspark package
-ships; every job of ``jobs/`` is submitted with ``--properties-file conf/spark-defaults.conf``
-(so executors run ``./environment/bin/python`` from the ``deploy/pack.sh`` archive) and
-``--config conf/cluster.yaml``, and each result table must equal a local-mode run of the same
-job on the same input. Marked ``cluster``; runs when QUILTDETECT_CLUSTER_TESTS=1 (as .ci/run sets).
+ships. One spark-submit (``tests/job_batch.py``) runs every job of ``jobs/``, each through its
+own file, in one application with ``--properties-file conf/spark-defaults.conf`` (so executors run
+``./environment/bin/python`` from the ``deploy/pack.sh`` archive) and ``--config
+conf/cluster.yaml``; each result table must equal a local-mode run of the same ``jobs/`` file on
+the same input in the test's own session. Marked ``deploy`` (``pytest -m deploy``, as .ci/run
+runs it); skipped without venv-pack (the ``cluster`` extra).
 
 Set QUILTDETECT_ENV_ARCHIVE=dist/quiltdetect-env.tar.gz to reuse an archive built by
 deploy/pack.sh instead of building one here (about 1-5 minutes).
@@ -12,6 +14,7 @@ deploy/pack.sh instead of building one here (about 1-5 minutes).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -28,11 +31,9 @@ import pyarrow.parquet as pq
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# .ci/run sets QUILTDETECT_CLUSTER_TESTS=1; locally it is opt-in: packing the environment, starting
-# a cluster and submitting every job twice takes 20-40 minutes on 2 cores.
 needs_cluster = pytest.mark.skipif(
-    os.environ.get("QUILTDETECT_CLUSTER_TESTS") != "1",
-    reason="standalone-cluster test: set QUILTDETECT_CLUSTER_TESTS=1 and install '.[cluster]'",
+    importlib.util.find_spec("venv_pack") is None and not os.environ.get("QUILTDETECT_ENV_ARCHIVE"),
+    reason="standalone-cluster test: install the cluster extra (pip install -e '.[cluster]')",
 )
 SAMPLE = REPO / "data" / "sample"
 INPUTS = ("synthetic-quilts.warc.gz", "clueweb-quirk.warc.gz")
@@ -202,50 +203,61 @@ def _rows(path: Path) -> list[str]:
     return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
 
 
-def _submit(job: Job, master: str, out: Path, extra: list[str], env: dict[str, str], config: list[str]):
-    argv = [str(_spark_home() / "bin" / "spark-submit"), "--master", master, *extra,
-            str(REPO / "jobs" / job.script), *job.command,
-            *[a for name in INPUTS for a in ("--input", "file://" + str(SAMPLE / name))],
-            "--output", "file://" + str(out), *config,
-            "--set", "spark.sql.shuffle.partitions=4", *job.args]
+def _argv(job: Job, out: Path, config: list[str]) -> list[str]:
+    return [*job.command, *[a for name in INPUTS for a in ("--input", "file://" + str(SAMPLE / name))],
+            "--output", "file://" + str(out), *config, "--set", "spark.sql.shuffle.partitions=4", *job.args]
+
+
+def _name(job: Job) -> str:
+    return job.script.removesuffix(".py")
+
+
+@pytest.fixture(scope="module")
+def cluster_runs(cluster, packed_env, tmp_path_factory) -> Path:
+    """Every job in one spark-submit to the cluster: one application, one unpacking per executor."""
+    base = tmp_path_factory.mktemp("cluster")
+    specs = [{"name": _name(j), "script": j.script,
+              "argv": _argv(j, base / _name(j), ["--config", str(REPO / "conf" / "cluster.yaml")])} for j in JOBS]
+    (base / "specs.json").write_text(json.dumps(specs))
+    # Driver: this Python (client mode). Executors: only the unpacked archive's Python, with
+    # the checkout's PYTHONPATH removed, so they import quiltdetect from the wheel.
+    env = _clean_env(PYSPARK_DRIVER_PYTHON=sys.executable)
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    argv = [str(_spark_home() / "bin" / "spark-submit"), "--master", cluster.master,
+            "--properties-file", str(REPO / "conf" / "spark-defaults.conf"),
+            "--archives", f"{packed_env}#environment",
+            "--conf", f"spark.pyspark.driver.python={sys.executable}",
+            "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2",
+            str(REPO / "tests" / "job_batch.py"), str(base / "specs.json"), str(base / "results.json")]
     started = time.monotonic()
-    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=1500)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    return time.monotonic() - started
+    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=2400)
+    print(f"\nall {len(JOBS)} jobs in one application on the standalone cluster: {time.monotonic() - started:.0f} s")
+    results = json.loads((base / "results.json").read_text()) if (base / "results.json").exists() else {}
+    assert done.returncode == 0, f"{results}\n" + done.stdout[-2000:] + done.stderr[-6000:]
+    # The executors really ran from the archive: each worker unpacked it for this application.
+    unpacked = [p for w in cluster.work_dirs for p in w.glob("app-*/*/environment/bin/python")]
+    assert unpacked, "no executor unpacked the environment archive"
+    return base
 
 
 @needs_cluster
-@pytest.mark.cluster
-@pytest.mark.slow
+@pytest.mark.deploy
+@pytest.mark.spark
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.script)
-def test_standalone_cluster_equals_local_mode(job, cluster, packed_env, tmp_path):
-    # Driver: this Python (client mode). Executors: only the unpacked archive's Python, with
-    # the checkout's PYTHONPATH removed, so they import quiltdetect from the wheel.
-    driver_env = _clean_env(PYSPARK_DRIVER_PYTHON=sys.executable, PYSPARK_PYTHON=sys.executable)
-    if os.environ.get("PYTHONPATH"):
-        driver_env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    cluster_secs = _submit(
-        job, cluster.master, tmp_path / "cluster",
-        ["--properties-file", str(REPO / "conf" / "spark-defaults.conf"),
-         "--archives", f"{packed_env}#environment",
-         "--conf", f"spark.pyspark.driver.python={sys.executable}",
-         "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2"],
-        {k: v for k, v in driver_env.items() if k != "PYSPARK_PYTHON"},
-        ["--config", str(REPO / "conf" / "cluster.yaml")],
-    )
-    local_secs = _submit(job, "local[2]", tmp_path / "local",
-                         ["--conf", "spark.ui.showConsoleProgress=false"], driver_env, [])
+def test_standalone_cluster_equals_local_mode(job, cluster_runs, spark, tmp_path):
+    from job_batch import run_jobs
+
+    local = tmp_path / "local"
+    done = run_jobs([{"name": _name(job), "script": job.script, "argv": _argv(job, local, [])}])
+    assert done[_name(job)]["code"] == 0, done
+    remote = cluster_runs / _name(job)
     for table in job.tables:
-        a, b = _rows(tmp_path / "local" / table), _rows(tmp_path / "cluster" / table)
+        a, b = _rows(local / table), _rows(remote / table)
         assert a, f"{table}: empty in local mode"
         assert a == b, f"{table}: the cluster's rows differ from local mode's"
-    # The executors really ran from the archive: each worker unpacked it for this app.
-    unpacked = [p for w in cluster.work_dirs for p in w.glob("app-*/*/environment/bin/python")]
-    assert unpacked, "no executor unpacked the environment archive"
-    metrics = {k: json.loads((tmp_path / k / "metrics.json").read_text()) for k in ("local", "cluster")}
-    print(f"\n{job.script}: standalone cluster (2 workers x 1 core) {cluster_secs:.0f} s, "
-          f"local[2] {local_secs:.0f} s (wall, incl. JVM start); rows per table: "
-          + ", ".join(f"{t}={len(_rows(tmp_path / 'local' / t))}" for t in job.tables))
-    for mode, m in metrics.items():
-        stages = m.get("stages", {})
+    metrics = {"local": local, "cluster": remote}
+    print(f"\n{job.script}: rows per table: " + ", ".join(f"{t}={len(_rows(local / t))}" for t in job.tables))
+    for mode, path in metrics.items():
+        stages = json.loads((path / "metrics.json").read_text()).get("stages", {})
         print(f"  {mode}: " + ", ".join(f"{s}={v.get('seconds', 0):.1f}s" for s, v in stages.items()))

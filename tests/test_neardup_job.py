@@ -10,7 +10,7 @@ import yaml
 
 from quiltdetect.cli import main
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = pytest.mark.spark
 
 BASE = " ".join(f"word{i}" for i in range(200))
 

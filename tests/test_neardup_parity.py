@@ -12,9 +12,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
+from tiers import budgets, examples
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import host_of
@@ -120,10 +121,14 @@ def test_capped_buckets_give_stars_that_keep_clusters(spark):
     assert clusters == {d: c for d, (c, _) in reference_clusters(list(full)).items()}
 
 
-@given(graphs=st.lists(st.tuples(st.integers(2, 80), st.integers(0, 10**6)), min_size=1, max_size=12))
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-def test_connected_components_equal_union_find(spark, graphs):
+@pytest.mark.parametrize("budget", budgets(3, 8))
+def test_connected_components_equal_union_find(spark, budget):
     """Random graphs with long paths (many rounds) and scattered ids, several per Spark run."""
+    examples(budget)(given(graphs=st.lists(st.tuples(st.integers(2, 80), st.integers(0, 10**6)), min_size=1,
+                                           max_size=12))(check_components))(spark)
+
+
+def check_components(spark, graphs):
     edges: list[tuple[int, int]] = []
     for g, (n_nodes, seed) in enumerate(graphs):
         rng = random.Random(seed)

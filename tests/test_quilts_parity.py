@@ -13,8 +13,9 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from tiers import budgets, examples
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import domain_of, host_of
@@ -95,10 +96,14 @@ PARAMETERS = [
 ]
 
 
+@pytest.mark.parametrize("budget", budgets(2, 5))
 @pytest.mark.parametrize("params", PARAMETERS, ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()))
-@given(corpora=st.lists(corpus(), min_size=8, max_size=20))
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-def test_spark_equals_reference(spark, tmp_path_factory, params, corpora):
+def test_spark_equals_reference(spark, tmp_path_factory, params, budget):
+    examples(budget)(given(corpora=st.lists(corpus(), min_size=8, max_size=20))(check_parity))(
+        spark, tmp_path_factory, params)
+
+
+def check_parity(spark, tmp_path_factory, params, corpora):
     tmp = tmp_path_factory.mktemp("parity")
     rows, ref_docs = [], []
     for n, pages in enumerate(corpora):

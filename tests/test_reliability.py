@@ -1,4 +1,5 @@
-"""Deterministic, atomic and resumable runs of the quilt job (and retried task failures)."""
+"""Deterministic, atomic and resumable runs of the quilt job (and retried task failures), and the
+end-to-end run of its console command and spark-submit entry point."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
+from tiers import PARTITIONINGS, Partitioning
 
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.quilts import bucketed, job
@@ -40,27 +43,17 @@ def baseline(spark, tmp_path_factory):
     return out
 
 
-def test_same_bytes_for_any_partitioning_and_input_order(spark, tmp_path, baseline):
-    reference = {t: table_bytes(baseline / t) for t in ("quilts", "doc_stats", "docs")}
-    assert b"sources" in reference["quilts"]
-    settings = [
-        {"spark.sql.shuffle.partitions": "1"},
-        {"spark.sql.shuffle.partitions": "7"},
-        {"spark.sql.shuffle.partitions": "64", "spark.sql.adaptive.enabled": "false"},
-    ]
-    before = {k: spark.conf.get(k) for k in ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled")}
-    try:
-        for i, conf in enumerate(settings):
-            for key, value in conf.items():
-                spark.conf.set(key, value)
-            cfg = config(tmp_path / f"p{i}")
-            cfg.inputs = list(reversed(cfg.inputs)) if i % 2 else cfg.inputs
-            job.run(spark, cfg)
-            for table, expected in reference.items():
-                assert table_bytes(tmp_path / f"p{i}" / table) == expected, (conf, table)
-    finally:
-        for key, value in before.items():
-            spark.conf.set(key, value)
+@pytest.mark.parametrize(("partitioning", "reverse"), PARTITIONINGS)
+def test_same_bytes_for_any_partitioning_and_input_order(spark, tmp_path, baseline, partitioning, reverse):
+    out = tmp_path / "run"
+    cfg = config(out)
+    cfg.inputs = list(reversed(cfg.inputs)) if reverse else cfg.inputs
+    with Partitioning(spark, partitioning):
+        job.run(spark, cfg)
+    for table in ("quilts", "doc_stats", "docs"):
+        expected = table_bytes(baseline / table)
+        assert table != "quilts" or b"sources" in expected
+        assert table_bytes(out / table) == expected, (partitioning, table)
 
 
 def test_complete_marker_and_rerun_does_nothing(spark, baseline):
@@ -116,12 +109,20 @@ def test_a_failing_task_is_retried_without_changing_results(spark, tmp_path, bas
     assert table_bytes(tmp_path / "retried" / "quilts") == table_bytes(baseline / "quilts")
 
 
-@pytest.mark.slow
-def test_killed_driver_leaves_nothing_that_looks_complete_and_rerun_resumes(tmp_path, baseline):
-    out = tmp_path / "killed"
+@pytest.mark.e2e
+def test_console_command_killed_rerun_and_spark_submit_give_the_baseline(tmp_path, baseline):
+    """The real entry points, in the only subprocess runs of the fast tier.
+
+    `quiltdetect quilts` (local, streamed reads) is killed with SIGKILL once ingestion finished:
+    nothing looks complete. The same command again resumes (reuses docs/) and prints the top
+    quilts. `spark-submit jobs/find_quilts.py` (binaryFile reads of file:// URIs, as for s3a://,
+    other shuffle partitions) gives the same quilts, and both equal the in-process baseline.
+    """
+    out = tmp_path / "console"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    argv = [str(Path(sys.executable).parent / "quiltdetect"), "quilts", *[a for i in INPUTS for a in ("--input", i)],
-            "--output", str(out), "--master", "local[2]", "--set", "spark.sql.shuffle.partitions=4"]
+    bin_dir = Path(sys.executable).parent
+    argv = [str(bin_dir / "quiltdetect"), "quilts", *[a for i in INPUTS for a in ("--input", i)],
+            "--output", str(out), "--master", "local[2]", "--set", "spark.sql.shuffle.partitions=4", "--top", "3"]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     marker = out / "_quiltdetect" / "stages" / "ingest.json"
     deadline = time.time() + 400
@@ -132,8 +133,23 @@ def test_killed_driver_leaves_nothing_that_looks_complete_and_rerun_resumes(tmp_
     assert marker.exists(), "the run ended before it could be killed mid-way"
     assert not (out / "_COMPLETE").exists()
     assert not (out / "quilts").exists() or not (out / "_quiltdetect" / "stages" / "quilts.json").exists()
+
     rerun = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
-    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "top 3 quilts" in rerun.stdout and "<- http" in rerun.stdout
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["stages"]["ingest"].get("reused") is True
     assert table_bytes(out / "quilts") == table_bytes(baseline / "quilts")
+
+    submitted = subprocess.run(
+        [str(bin_dir / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.showConsoleProgress=false",
+         str(REPO / "jobs" / "find_quilts.py"), *[a for i in INPUTS for a in ("--input", "file://" + i)],
+         "--output", "file://" + str(tmp_path / "submitted"), "--top", "3",
+         "--set", "hadoop_reader=true", "--set", "spark.sql.shuffle.partitions=7"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert submitted.returncode == 0, submitted.stderr[-3000:]
+    assert table_bytes(tmp_path / "submitted" / "quilts") == table_bytes(baseline / "quilts")
+    metrics = json.loads((tmp_path / "submitted" / "metrics.json").read_text())
+    assert metrics["stages"]["quilts"]["quilts"] == len(pq.read_table(baseline / "quilts"))
+    assert yaml.safe_load((tmp_path / "submitted" / "config.yaml").read_text())["hadoop_reader"] is True

@@ -1,6 +1,7 @@
-"""Every job besides quilts: byte-identical tables for 1, 7 and 64 shuffle partitions and either
-input order; _COMPLETE published last; a rerun reports the complete run; new settings reuse
-docs/ and equal a fresh run (neardup, mwo).
+"""Every job besides quilts: byte-identical tables for every partitioning of tiers.PARTITIONINGS
+(7 shuffle partitions in the fast tier, 1 and 64 in the extended tier) and either input order,
+against a reference run under the session's settings; _COMPLETE published last; a rerun reports
+the complete run; new settings reuse docs/ and equal a fresh run (neardup, mwo).
 
 (The quilt job has its own, deeper tests in test_reliability.py: kill, retry, stage reuse.)
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from tiers import PARTITIONINGS, Partitioning
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.records import iter_warc_rows
@@ -97,41 +99,50 @@ def configure(job: Job, inputs: list[str], out: Path, **extra: Any):
     return merge_settings(job.config, {"inputs": inputs, "output": str(out), **top, **job.settings, **extra})
 
 
-@pytest.mark.parametrize("name", sorted(JOBS))
-def test_same_bytes_for_any_partitioning_and_input_order(spark, tmp_path, inputs, name):
-    job = JOBS[name]
-    runs = [
-        ({"spark.sql.shuffle.partitions": "1"}, inputs),
-        ({"spark.sql.shuffle.partitions": "7"}, list(reversed(inputs))),
-        ({"spark.sql.shuffle.partitions": "64", "spark.sql.adaptive.enabled": "false"}, inputs),
-    ]
-    before = {k: spark.conf.get(k) for k in ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled")}
-    outputs = []
-    try:
-        for i, (conf, order) in enumerate(runs):
-            for key, value in conf.items():
-                spark.conf.set(key, value)
-            out = tmp_path / f"p{i}"
-            job.run(spark, configure(job, order, out))
-            outputs.append(out)
-    finally:
-        for key, value in before.items():
-            spark.conf.set(key, value)
-    first = outputs[0]
-    for table in (*job.tables, "docs"):
-        expected = rows_bytes(first / table)
-        assert expected, f"{name}: {table} is empty; the test corpus should exercise it"
-        for out in outputs[1:]:
-            assert rows_bytes(out / table) == expected, (name, out.name, table)
+@pytest.fixture(scope="module")
+def references(spark, tmp_path_factory, inputs) -> dict[str, Path]:
+    """Each job's run under the session's shuffle settings, made once and compared against."""
+    made: dict[str, Path] = {}
 
+    def reference(name: str) -> Path:
+        if name not in made:
+            out = tmp_path_factory.mktemp(f"reference-{name}") / "run"
+            JOBS[name].run(spark, configure(JOBS[name], inputs, out))
+            made[name] = out
+        return made[name]
+
+    return reference
+
+
+@pytest.mark.parametrize(("partitioning", "reverse"), PARTITIONINGS)
+@pytest.mark.parametrize("name", sorted(JOBS))
+def test_same_bytes_for_any_partitioning_and_input_order(spark, tmp_path, inputs, references, name,
+                                                         partitioning, reverse):
+    job = JOBS[name]
+    reference = references(name)
+    out = tmp_path / "run"
+    with Partitioning(spark, partitioning):
+        job.run(spark, configure(job, list(reversed(inputs)) if reverse else inputs, out))
+    for table in (*job.tables, "docs"):
+        expected = rows_bytes(reference / table)
+        assert expected, f"{name}: {table} is empty; the test corpus should exercise it"
+        assert rows_bytes(out / table) == expected, (name, partitioning, table)
+
+
+@pytest.mark.parametrize("name", sorted(JOBS))
+def test_published_complete_rerun_and_resume_with_new_settings(spark, tmp_path, inputs, references, name):
+    job = JOBS[name]
+    first = references(name)
     # Published: _COMPLETE written last with the configuration; no temporary tables left.
     done = json.loads((first / "_COMPLETE").read_text())
     assert done["job"] == name and done["metrics"]["stages"]
     assert not (first / "_quiltdetect" / "tmp").exists()
 
-    # The same run again: complete already (reported, not recomputed) — except reuse, which recomputes
-    # its results from the reused document table.
-    again = job.run(spark, configure(job, inputs, first))
+    # The same run again, into a copy: complete already (reported, not recomputed) — except
+    # reuse, which recomputes its results from the reused document table.
+    again_out = tmp_path / "again"
+    shutil.copytree(first, again_out)
+    again = job.run(spark, configure(job, inputs, again_out))
     if name == "reuse":
         assert again.metrics.stages["ingest"]["reused"] is True
     else:

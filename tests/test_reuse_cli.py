@@ -9,7 +9,7 @@ import pytest
 
 from quiltdetect.cli import main
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = pytest.mark.spark
 
 SPARK = ["--set", "spark.master=local[2]", "--set", "spark.sql.shuffle.partitions=4"]
 

@@ -13,8 +13,9 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from tiers import budgets, examples
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import host_of
@@ -102,9 +103,12 @@ def _compare_detection(got: dict, ref: dict) -> None:
             assert have["bad"] == want["bad"], prefix
 
 
-@given(rows=corpus())
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-def test_blind_discovery_and_detection_equal_reference(spark, tmp_path_factory, rows):
+@pytest.mark.parametrize("budget", budgets(2, 5))
+def test_blind_discovery_and_detection_equal_reference(spark, tmp_path_factory, budget):
+    examples(budget)(given(rows=corpus())(check_blind))(spark, tmp_path_factory)
+
+
+def check_blind(spark, tmp_path_factory, rows):
     tmp = tmp_path_factory.mktemp("reuse_parity")
     params = {"chunk_threshold": 1, "file_threshold": 1, "max_component_repeats": 2, "max_prefix_depth": 6,
               "broadcast_labeled_rows": 0}  # the shuffle join; the informed test below broadcasts

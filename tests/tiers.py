@@ -1,0 +1,64 @@
+"""The test tiers, in one place.
+
+* fast (the README's ``pytest``): every layer once — kernel, parity of each Spark path with a
+  small derandomized Hypothesis budget, determinism over two partitionings, one end-to-end run
+  of the console command and of ``spark-submit``, the review tool, reliability.
+* ``extended`` (``pytest -m extended``, run by ``.ci/run`` after the fast tier): the same
+  properties with larger budgets, and the 64-partition determinism runs.
+* ``deploy`` (``pytest -m deploy``, needs the ``cluster`` and ``airflow`` extras): every job on a
+  standalone cluster, and the Airflow DAG.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+
+extended = pytest.mark.extended
+
+# Shuffle settings under which every job must write the same bytes as under the session's
+# (4 partitions, adaptive execution on); ``reverse`` also reverses the order of the inputs.
+# Fast tier: 7 partitions without AQE (other bucket counts, empty partitions, reversed inputs).
+# Extended: 1 partition (everything in one task) and 64 without AQE (more buckets than documents).
+PARTITIONINGS = [
+    pytest.param({"spark.sql.shuffle.partitions": "1"}, False, id="1-partition", marks=extended),
+    pytest.param({"spark.sql.shuffle.partitions": "7", "spark.sql.adaptive.enabled": "false"}, True,
+                 id="7-partitions-no-aqe-reversed"),
+    pytest.param({"spark.sql.shuffle.partitions": "64", "spark.sql.adaptive.enabled": "false"}, False,
+                 id="64-partitions-no-aqe", marks=extended),
+]
+
+
+def budgets(fast: int, more: int) -> list:
+    """Hypothesis budgets for a Spark-level property: ``fast`` examples in the default run,
+    ``more`` in the extended tier (parametrize a test with it and pass the value to ``examples``)."""
+    return [pytest.param(fast, id=f"{fast}-examples"),
+            pytest.param(more, id=f"{more}-examples", marks=extended)]
+
+
+def examples(n: int) -> settings:
+    """Derandomized settings with ``n`` examples and no deadline (Spark runs take seconds).
+
+    No shrinking: each shrink step is another Spark run, so a failure would take many minutes to
+    report; the failing example is printed as generated (each packs small corpora already).
+    """
+    return settings(max_examples=n, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+                    database=None, phases=(Phase.explicit, Phase.generate))
+
+
+class Partitioning:
+    """Apply a PARTITIONINGS entry to the session for the duration of a ``with`` block."""
+
+    def __init__(self, spark, conf: dict[str, str]):
+        self.spark, self.conf = spark, conf
+        self.before = {k: spark.conf.get(k) for k in ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled")}
+
+    def __enter__(self):
+        for key, value in self.conf.items():
+            self.spark.conf.set(key, value)
+        return self
+
+    def __exit__(self, *exc):
+        for key, value in self.before.items():
+            self.spark.conf.set(key, value)
+        return False
