@@ -190,3 +190,88 @@ def test_command_line_export_and_bad_run(tmp_path, capsys):
     assert "quilt-2,https://" in (tmp_path / "l.csv").read_text()
     assert main(["review", "--run", str(tmp_path), "--export", str(tmp_path / "x.csv")]) == 2
     assert "no quilts/ table" in capsys.readouterr().err
+
+
+def _serve(tmp_path, host: str, allow_hosts: tuple[str, ...] = ()):
+    run = Run.open(make_run(tmp_path / "run"))
+    app = ReviewApp(run, LabelStore(tmp_path / "labels.sqlite"))
+    server, _ = serve_in_thread(app, host, 0, allow_hosts=allow_hosts) if allow_hosts else serve_in_thread(app, host)
+    return app, server, server.server_address[1]
+
+
+def _interface_address() -> str:
+    """A non-loopback IPv4 address of this machine (no packet is sent), or skip."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))
+            address = s.getsockname()[0]
+    except OSError:
+        address = ""
+    if not address or address.startswith("127.") or address == "0.0.0.0":
+        pytest.skip("no non-loopback IPv4 interface")
+    return address
+
+
+@pytest.mark.parametrize("bind", ["127.1", "127.0.0.1", "0.0.0.0", "interface"])
+def test_host_header_is_checked_whatever_address_is_bound(tmp_path, bind):
+    """Issue 16: --host 127.1 (or an interface address, or 0.0.0.0) switched the check off."""
+    if bind == "interface":
+        bind = _interface_address()
+    _, server, port = _serve(tmp_path, bind)
+    loopback = bind.startswith("127.") or bind == "0.0.0.0"
+    try:
+        base = f"http://{'127.0.0.1' if loopback else bind}:{port}"
+        for evil in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", ""):
+            status, _, _ = fetch(base + "/", headers={"Host": evil})
+            assert status == 421, evil
+        assert fetch(base + "/", headers={"Host": f"{bind}:{port}"})[0] == 200
+        if loopback:
+            assert fetch(base + "/", headers={"Host": f"127.0.0.1:{port}"})[0] == 200
+            assert fetch(base + "/", headers={"Host": f"LOCALHOST:{port}"})[0] == 200
+        else:  # reached on an interface: loopback names are a rebinding target too
+            assert fetch(base + "/", headers={"Host": f"localhost:{port}"})[0] == 421
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_allow_host_adds_names_and_nothing_else(tmp_path):
+    _, server, port = _serve(tmp_path, "0.0.0.0", allow_hosts=("Review.Example.org", "judge.lan:8443"))
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for good in (f"review.example.org:{port}", "review.example.org", "judge.lan:8443"):
+            assert fetch(base + "/", headers={"Host": good})[0] == 200, good
+        for evil in (f"judge.lan:{port}", f"evil.example:{port}", f"example.org:{port}"):
+            assert fetch(base + "/", headers={"Host": evil})[0] == 421, evil
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_command_line_allow_host_is_repeatable(tmp_path, monkeypatch, capsys):
+    from quiltdetect.cli import main
+    from quiltdetect.review import server as server_module
+
+    seen = {}
+
+    class Stub:
+        server_address = ("0.0.0.0", 9)
+
+        def serve_forever(self):
+            raise KeyboardInterrupt
+
+        def server_close(self):
+            pass
+
+    def fake_make_server(app, host, port, allow_hosts=()):
+        seen.update(host=host, port=port, allow_hosts=tuple(allow_hosts))
+        return Stub()
+
+    monkeypatch.setattr(server_module, "make_server", fake_make_server)
+    run_dir = make_run(tmp_path / "run")
+    argv = ["review", "--run", str(run_dir), "--host", "0.0.0.0", "--port", "0",
+            "--allow-host", "a.example", "--allow-host", "b.example:80"]
+    assert main(argv) == 0
+    assert seen == {"host": "0.0.0.0", "port": 0, "allow_hosts": ("a.example", "b.example:80")}

@@ -7,7 +7,8 @@ allows scripts and styles from this server's /static/ files only (no inline scri
 injected ``<script>`` or ``onerror`` could not run even if escaping failed); SQL is
 parameterised (labels.py); static files come from a fixed table, so no request path can
 reach the file system; state-changing requests need a per-process token; and the Host
-header must name the server, which defeats DNS rebinding.
+header must name the server (the bound address, loopback names when reachable there, and
+the names given with ``--allow-host``; never "any"), which defeats DNS rebinding.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from __future__ import annotations
 import csv
 import html
 import io
+import ipaddress
 import logging
 import secrets
+import socket
 import threading
+from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -310,7 +314,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _host_ok(self) -> bool:
         app = self.server.app  # type: ignore[attr-defined]
-        return not app.allowed_hosts or (self.headers.get("Host") or "").lower() in app.allowed_hosts
+        return (self.headers.get("Host") or "").strip().lower() in app.allowed_hosts
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         app: ReviewApp = self.server.app  # type: ignore[attr-defined]
@@ -357,19 +361,66 @@ class Handler(BaseHTTPRequestHandler):
         return self._send(status, b"rejected", "text/plain; charset=utf-8")
 
 
-def make_server(app: ReviewApp, host: str = "127.0.0.1", port: int = 8765) -> ThreadingHTTPServer:
-    """A threaded HTTP server for ``app`` (port 0 picks a free port)."""
-    server = ThreadingHTTPServer((host, port), Handler)
+def _host_forms(name: str, port: int) -> set[str]:
+    """The Host header values that name ``name``: bare and with the port (IPv6 in brackets)."""
+    name = name.strip().lower().rstrip(".")
+    if ":" in name and not name.startswith("["):  # an IPv6 literal
+        name = f"[{name}]"
+    return {name, f"{name}:{port}"}
+
+
+def allowed_hosts(bound: str, port: int, extra: Iterable[str] = ()) -> set[str]:
+    """Host header values the server answers: never "anything".
+
+    The address bound (as given and as the socket reports it), with and without the port;
+    the loopback names when the server is reachable on loopback (a loopback address or a
+    wildcard bind); and each name of ``extra`` (``--allow-host``): ``NAME`` allows ``NAME``
+    and ``NAME:port``, ``NAME:PORT`` exactly that.
+    """
+    names = {bound}
+    try:
+        ip = ipaddress.ip_address(bound.strip("[]"))
+    except ValueError:
+        ip = None
+    if bound.lower() == "localhost" or (ip is not None and (ip.is_loopback or ip.is_unspecified)):
+        names |= {"127.0.0.1", "localhost", "::1"}
+    out: set[str] = set()
+    for name in names:
+        out |= _host_forms(name, port)
+    for name in extra:
+        name = name.strip().lower()
+        if not name:
+            continue
+        host, sep, given_port = name.rpartition(":")
+        if sep and given_port.isdigit() and (not host.count(":") or host.endswith("]")):
+            out.add(name)  # NAME:PORT (or [v6]:PORT) exactly
+        else:
+            out |= _host_forms(name, port)
+    return out
+
+
+def make_server(app: ReviewApp, host: str = "127.0.0.1", port: int = 8765,
+                allow_hosts: Iterable[str] = ()) -> ThreadingHTTPServer:
+    """A threaded HTTP server for ``app`` (port 0 picks a free port).
+
+    Requests must carry a Host header naming the server (:func:`allowed_hosts`), whatever
+    address is bound: a DNS-rebinding page names its own host and gets 421.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    server_class = type("ReviewServer", (ThreadingHTTPServer,), {"address_family": family})
+    server = server_class((host.strip("[]"), port), Handler)
     server.daemon_threads = True
     server.app = app  # type: ignore[attr-defined]
-    bound = server.server_address[1]
-    names = {host, "127.0.0.1", "localhost"} if host in ("127.0.0.1", "localhost", "::1") else set()
-    app.allowed_hosts = {f"{n}:{bound}".lower() for n in names}
+    bound_host, bound_port = server.server_address[:2]
+    app.allowed_hosts = allowed_hosts(host.strip("[]"), bound_port, allow_hosts) | allowed_hosts(
+        str(bound_host), bound_port)
     return server
 
 
-def serve_in_thread(app: ReviewApp, host: str = "127.0.0.1", port: int = 0) -> tuple[ThreadingHTTPServer, str]:
+def serve_in_thread(app: ReviewApp, host: str = "127.0.0.1", port: int = 0,
+                    allow_hosts: Iterable[str] = ()) -> tuple[ThreadingHTTPServer, str]:
     """Start the server in a daemon thread (tests); returns it and its base URL."""
-    server = make_server(app, host, port)
+    server = make_server(app, host, port, allow_hosts)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://{host}:{server.server_address[1]}"
+    name = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return server, f"http://{name}:{server.server_address[1]}"
