@@ -275,3 +275,67 @@ def test_command_line_allow_host_is_repeatable(tmp_path, monkeypatch, capsys):
             "--allow-host", "a.example", "--allow-host", "b.example:80"]
     assert main(argv) == 0
     assert seen == {"host": "0.0.0.0", "port": 0, "allow_hosts": ("a.example", "b.example:80")}
+
+
+def _raw_post(base: str, content_length: str | None, body: bytes = b"", timeout: float = 3.0,
+              extra: str = "") -> bytes:
+    """Send a POST /label with the given Content-Length header over a raw socket; the response
+    bytes (b"" if the server dropped the connection; socket.timeout if it did not answer)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(base)
+    length = "" if content_length is None else f"Content-Length: {content_length}\r\n"
+    with socket.create_connection((url.hostname, url.port), timeout=timeout) as sock:
+        sock.sendall(f"POST /label HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                     f"{length}{extra}\r\n".encode() + body)
+        chunks = []
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+        return b"".join(chunks)
+
+
+@pytest.mark.parametrize("length,status", [
+    ("-1", 400), ("abc", 400), ("", 400), ("1e3", 400), ("0x10", 400), (" -0", 400), ("12 34", 400),
+    ("99999999999999999999", 413), ("1000001", 413),
+])
+def test_bad_content_length_is_answered_at_once(served, length, status):
+    """Issue 16: -1 held a server thread until the client left; abc dropped the connection with a
+    traceback. Both (and other non-numbers) are 400 at once; an absurd length is 413."""
+    _, base = served
+    response = _raw_post(base, length)
+    assert response.split(b"\r\n", 1)[0].split()[1] == str(status).encode(), response[:200]
+    # the server is still serving
+    assert fetch(base + "/")[0] == 200
+
+
+def test_a_good_content_length_still_labels(served):
+    app, base = served
+    body = urlencode({"doc_id": "quilt-0", "label": "spam", "token": app.token}).encode()
+    response = _raw_post(base, str(len(body)), body)
+    assert response.startswith(b"HTTP/1.0 303") or response.startswith(b"HTTP/1.1 303"), response[:200]
+    assert app.store.of_run(app.run.key)["quilt-0"][0] == "spam"
+
+
+@pytest.mark.parametrize("length,extra,status", [
+    ("5", "Content-Length: 6\r\n", 400),  # two different lengths
+    (None, "Transfer-Encoding: chunked\r\n", 411),
+])
+def test_ambiguous_or_chunked_bodies_are_refused(served, length, extra, status):
+    _, base = served
+    response = _raw_post(base, length, b"5\r\nhello\r\n0\r\n\r\n", extra=extra)
+    assert response.split(b"\r\n", 1)[0].split()[1] == str(status).encode(), response[:200]
+
+
+def test_a_stalled_body_frees_its_thread(served, monkeypatch, capsys):
+    from quiltdetect.review.server import Handler
+
+    assert Handler.timeout is not None and 0 < Handler.timeout <= 120  # not held forever
+    monkeypatch.setattr(Handler, "timeout", 1)
+    _, base = served
+    assert _raw_post(base, "100", b"token=x", timeout=5) == b""  # closed after the timeout, not held
+    assert fetch(base + "/")[0] == 200
+    assert "Traceback" not in capsys.readouterr().err

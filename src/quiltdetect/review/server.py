@@ -39,6 +39,7 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
 STATIC = {"review.js": "text/javascript; charset=utf-8", "review.css": "text/css; charset=utf-8"}
 LABEL_NAMES = {"spam": "spam", "not_spam": "not spam", "undecided": "undecided"}
 N_COLOURS = 12
+MAX_BODY = 1_000_000  # bytes of a POST body (a label form is a few hundred)
 e = html.escape
 
 
@@ -289,6 +290,7 @@ class Handler(BaseHTTPRequestHandler):
     """Routes requests to the ReviewApp held by the server."""
 
     server_version = "quiltdetect-review"
+    timeout = 60  # seconds a connection may stall (e.g. a body slower than announced)
     app: ReviewApp
 
     def log_message(self, fmt: str, *args: Any) -> None:  # quiet by default
@@ -311,6 +313,27 @@ class Handler(BaseHTTPRequestHandler):
 
     def _html(self, status: int, text: str) -> None:
         self._send(status, text.encode("utf-8"), "text/html; charset=utf-8")
+
+    def _body_length(self) -> int | HTTPStatus:
+        """The request body's length, or the status to answer at once.
+
+        Only a decimal Content-Length (one value) up to MAX_BODY is read; a negative or
+        non-numeric one is 400 (``-1`` made ``read`` wait for the client to leave, ``abc``
+        raised), a larger one 413, a chunked body 411. No header means no body.
+        """
+        if self.headers.get("Transfer-Encoding"):
+            return HTTPStatus.LENGTH_REQUIRED
+        values = {v.strip() for v in self.headers.get_all("Content-Length") or []}
+        if not values:
+            return 0
+        if len(values) > 1:
+            return HTTPStatus.BAD_REQUEST
+        text = values.pop()
+        if not (text.isascii() and text.isdigit()):
+            return HTTPStatus.BAD_REQUEST
+        if len(text) > len(str(MAX_BODY)) or int(text) > MAX_BODY:
+            return HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+        return int(text)
 
     def _host_ok(self) -> bool:
         app = self.server.app  # type: ignore[attr-defined]
@@ -352,9 +375,23 @@ class Handler(BaseHTTPRequestHandler):
         if not self._host_ok():
             return self._send(HTTPStatus.MISDIRECTED_REQUEST, b"unknown host", "text/plain; charset=utf-8")
         if urlsplit(self.path).path != "/label":
+            self.close_connection = True
             return self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain; charset=utf-8")
-        length = min(int(self.headers.get("Content-Length") or 0), 1_000_000)
-        form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"), keep_blank_values=True)
+        length = self._body_length()
+        if isinstance(length, HTTPStatus):  # answered at once; the body (if any) is never read
+            self.close_connection = True
+            return self._send(length, f"{length.phrase}\n".encode(), "text/plain; charset=utf-8",
+                              {"Connection": "close"})
+        try:
+            raw = self.rfile.read(length)
+        except OSError:  # the client stalled past the socket timeout, or left
+            self.close_connection = True
+            return None
+        if len(raw) < length:  # the client closed before sending the body it announced
+            self.close_connection = True
+            return self._send(HTTPStatus.BAD_REQUEST, b"body shorter than Content-Length",
+                              "text/plain; charset=utf-8", {"Connection": "close"})
+        form = parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True)
         status, location = app.label(form)
         if status == HTTPStatus.SEE_OTHER:
             return self._send(status, b"", "text/plain", {"Location": location})
