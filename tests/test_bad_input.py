@@ -57,6 +57,68 @@ def test_truncated_member_in_the_middle_keeps_records_before_it():
     assert all(set(r) == set(ROW_FIELDS) for r in rs)
 
 
+def _record_starts(data: bytes) -> list[int]:
+    """Byte offset of every record of a whole, valid file."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    it = ArchiveIterator(io.BytesIO(data))
+    return [it.get_record_offset() for _ in it]
+
+
+def _cut_points(starts: list[int], size: int, grid: int) -> list[int]:
+    """Cuts early in every record (inside its gzip header, its WARC header, its HTTP headers)
+    and on an even grid across the file."""
+    bounds = [*starts, size]
+    cuts = {c for s, e in zip(bounds, bounds[1:], strict=False) for c in (s + 1, s + 12, s + 60, s + 300) if c < e}
+    return sorted(cuts | set(range(1, size, grid)))
+
+
+@pytest.mark.parametrize("name,compressed", [
+    ("warcfile.warc.gz", True), ("sample-0000.warc.gz", True), ("clueweb-quirk.warc.gz", True),
+    ("warcfile.warc.gz", False),
+])
+def test_every_record_begun_before_a_cut_has_a_row(name, compressed):
+    """Issue 16: a file cut anywhere yields one row for each record that began before the cut:
+    the complete ones as before, the cut one as a ``file_error`` row with its file and offset."""
+    data = (SAMPLE / name).read_bytes()
+    if not compressed:
+        data = gzip.decompress(data)
+    starts = _record_starts(data)
+    full = rows(data, max_payload_bytes=1)  # no HTML parsing: this test counts rows
+    assert len(full) == len(starts) and R.SKIP_FILE_ERROR not in reasons(full)
+    silent = []
+    for cut in _cut_points(starts, len(data), 401 if compressed else 1201):
+        begun = sum(1 for s in starts if s < cut)
+        rs = rows(data[:cut], max_payload_bytes=1)
+        if len(rs) != begun:
+            silent.append((cut, begun, len(rs)))
+            continue
+        assert reasons(rs).count(R.SKIP_FILE_ERROR) <= 1
+        assert rs[:-1] == full[: begun - 1]
+        last = rs[-1]
+        if last != full[begun - 1]:
+            assert last["skip_reason"] == R.SKIP_FILE_ERROR, cut
+            assert last["source"] == "mem" and last["offset"] == begun - 1, cut
+    assert not silent, f"records lost without a row (cut, begun, rows): {silent[:10]} ({len(silent)} cuts)"
+
+
+def test_a_gzip_member_holding_only_a_record_header_is_a_file_error():
+    """warcio skipped such a member silently and went on with the next one."""
+    second = warc_record(http(PAGE), rid="2")
+    header_only = second[: second.index(b"\r\n\r\n") + 4]
+    data = gz(warc_record(http(PAGE), rid="1")) + gz(header_only) + gz(warc_record(http(PAGE), rid="3"))
+    rs = rows(data)
+    assert reasons(rs) == [None, R.SKIP_FILE_ERROR]
+    assert rs[1]["offset"] == 1 and rs[1]["url"] == "http://example.com/2"
+    assert "cut short" in rs[1]["skip_detail"]
+
+
+def test_whitespace_and_empty_gzip_members_after_the_last_record_are_not_a_cut():
+    record = warc_record(http(PAGE), rid="1")
+    for data in (record + b"\r\n\r\n\n", gz(record) + gz(b"")):
+        assert reasons(rows(data)) == [None]
+
+
 def test_not_gzip_not_warc():
     assert reasons(rows(b"%PDF-1.7\n" + bytes(range(256)) * 20)) == [R.SKIP_FILE_ERROR]
 

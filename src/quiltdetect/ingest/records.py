@@ -10,17 +10,25 @@ Failure policy: a record that fails to parse gives a ``parse_error`` row and the
 file continues; a file that becomes unreadable (truncated gzip, a record cut
 short, not a WARC at all) gives ONE ``file_error`` row and the file stops, keeping
 every row already yielded. Nothing here raises on bad data.
+
+A record cut short is reported wherever the cut falls: in its payload, in its HTTP
+headers, in its WARC header block, or so early in its gzip member that nothing of it
+decompresses. warcio ends the iteration silently in the last two cases (it takes the
+``EOFError`` for the end of the file), so every record that began before the end of
+the file has a row (issue 16).
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from collections import Counter
+import zlib
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
+from warcio.recordloader import ArcWarcRecordLoader
 from warcio.timeutils import timestamp_to_iso_date
 
 from .html import decode_html, extract
@@ -74,6 +82,106 @@ _DETAIL_MAX = 200
 
 class _FileBroken(Exception):
     """The underlying file ended or failed inside a record: stop this file."""
+
+
+class _RecordCut(Exception):
+    """The file (or gzip member) ended inside a record's headers."""
+
+    def __init__(self, message: str, url: str | None) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class _StrictLoader(ArcWarcRecordLoader):
+    """warcio's loader, except that a record whose HTTP headers are cut off raises.
+
+    warcio's ArchiveIterator takes any ``EOFError`` from the loader for the end of the
+    file, so a record whose header block was read but whose HTTP headers are missing
+    vanished without a trace (and a later gzip member was read as the next record).
+    """
+
+    def load_http_headers(self, rec_type: Any, uri: Any, stream: Any, length: Any) -> Any:
+        try:
+            return super().load_http_headers(rec_type, uri, stream, length)
+        except EOFError as exc:
+            raise _RecordCut(
+                f"record cut short: the {rec_type} record ends inside its HTTP headers",
+                (uri or "").strip() or None,
+            ) from exc
+
+
+class _Archive(ArchiveIterator):
+    def __init__(self, fileobj: Any) -> None:
+        super().__init__(fileobj)
+        self.loader = _StrictLoader(verify_http=False, arc2warc=False)
+
+
+_TAIL_BYTES = 1 << 20  # how much of the end of a file is kept to judge what follows the last record
+
+
+class _CountingStream:
+    """Counts the bytes read from ``raw`` and keeps the last ``_TAIL_BYTES`` of them."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.pos = 0
+        self._chunks: deque[bytes] = deque()
+        self._kept = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        if data:
+            self.pos += len(data)
+            self._chunks.append(bytes(data))
+            self._kept += len(data)
+            while self._chunks and self._kept - len(self._chunks[0]) >= _TAIL_BYTES:
+                self._kept -= len(self._chunks.popleft())
+        return data
+
+    def tell(self) -> int:
+        return self.pos
+
+    def last(self, n: int) -> bytes | None:
+        """The last ``n`` bytes read, or None if they are no longer kept."""
+        if n > self._kept:
+            return None
+        return b"".join(self._chunks)[self._kept - n:]
+
+
+def _is_padding(data: bytes) -> bool:
+    """True if ``data`` holds no record: whitespace, or whole gzip members of whitespace."""
+    while data.strip():
+        if not data.startswith(b"\x1f\x8b"):
+            return False
+        dec = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out = dec.decompress(data)
+        except zlib.error:
+            return False
+        if not dec.eof or out.strip():
+            return False
+        data = dec.unused_data
+    return True
+
+
+def _unread_record(stream: _CountingStream, records: ArchiveIterator) -> str | None:
+    """Why the iteration ended before the end of the file, or None if it did not.
+
+    ``records.offset`` is where the last complete record ended; bytes after it that are
+    not padding are the start of a record warcio could not read (cut short).
+    """
+    while stream.read(_READ_CHUNK):  # warcio stops at the end of the file; make sure
+        pass
+    end = getattr(records, "offset", None)
+    if not isinstance(end, int) or end >= stream.pos:
+        return None
+    tail = stream.last(stream.pos - end)
+    if tail is not None and _is_padding(tail):
+        return None
+    return (
+        f"record cut short: the file ends inside the record at byte {end} "
+        f"({stream.pos - end} bytes of it, no complete header block)"
+    )
 
 
 def _detail(value: object) -> str:
@@ -259,8 +367,10 @@ def _wet_record_row(rec: Any, source: str, offset: int, ident: dict, max_payload
 
 def _iter_rows(stream: BinaryIO, source: str, max_payload: int, record_row: Any) -> Iterator[dict]:
     offset = 0
+    counted = _CountingStream(stream)
     try:
-        records = iter(ArchiveIterator(stream))
+        archive = _Archive(counted)
+        records = iter(archive)
     except Exception as exc:
         yield _row(source, offset, skip_reason=SKIP_FILE_ERROR, skip_detail=_exc_detail(exc))
         return
@@ -268,6 +378,15 @@ def _iter_rows(stream: BinaryIO, source: str, max_payload: int, record_row: Any)
         try:
             rec = next(records)
         except StopIteration:
+            try:
+                cut = _unread_record(counted, archive)
+            except Exception as exc:
+                cut = _exc_detail(exc)
+            if cut:
+                yield _row(source, offset, skip_reason=SKIP_FILE_ERROR, skip_detail=_detail(cut))
+            return
+        except _RecordCut as exc:
+            yield _row(source, offset, url=exc.url, skip_reason=SKIP_FILE_ERROR, skip_detail=_detail(exc))
             return
         except Exception as exc:  # not a WARC, bad gzip, cut inside a header block
             yield _row(source, offset, skip_reason=SKIP_FILE_ERROR, skip_detail=_exc_detail(exc))

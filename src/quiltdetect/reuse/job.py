@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from quiltdetect import lifecycle
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError
+from quiltdetect.common.csvsafe import tsv_text
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.ingest.table import SPILL, document_table
 from quiltdetect.lifecycle import JobRun
@@ -74,7 +75,8 @@ def _local_out(cfg: ReuseConfig, name: str) -> str | None:
 
 
 def _write_tsv(spark: SparkSession, cfg: ReuseConfig, name: str, frame: pd.DataFrame) -> None:
-    fs.write_text(spark, fs.join(cfg.output, name), frame.to_csv(sep="\t", index=False))
+    """A table for people and spreadsheets: text cells that would run as formulas get a leading '."""
+    fs.write_text(spark, fs.join(cfg.output, name), tsv_text(frame))
 
 
 def hash_corpus(job: JobRun, stop: frozenset[bytes]) -> Corpus:

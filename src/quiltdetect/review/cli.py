@@ -12,6 +12,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("review", help="judge the quilts of a run in the browser (Najork 2012, Fig. 4)")
     p.add_argument("--run", required=True, metavar="DIR", help="the --output directory of `quiltdetect quilts`")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="also answer requests whose Host header is NAME or NAME:PORT (the name browsers use to "
+                        "reach the server, e.g. its DNS name behind --host 0.0.0.0); repeatable. The bound "
+                        "address is always allowed, and loopback names when reachable on loopback")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
     p.add_argument("--db", metavar="FILE", help="labels database (default DIR/labels.sqlite)")
     p.add_argument("--export", metavar="FILE", help="write the run's labels to FILE (.csv or .parquet) and exit")
@@ -36,10 +40,11 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
         out.write_bytes(app.export_parquet() if out.suffix == ".parquet" else app.export_csv())
         print(f"wrote {len(app.export_rows())} labels to {out}")
         return 0
-    server = make_server(app, args.host, args.port)
+    server = make_server(app, args.host, args.port, args.allow_host)
     host, port = server.server_address[:2]
     print(f"quiltdetect review: {len(quilt_run.quilts)} quilts of {quilt_run.path}, labels in {store.path}\n"
-          f"open http://{host}:{port}/  (Ctrl-C to stop)", flush=True)
+          f"open http://{host}:{port}/  (Ctrl-C to stop)\n"
+          f"answering Host: {', '.join(sorted(app.allowed_hosts))} (add names with --allow-host)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -7,23 +7,27 @@ allows scripts and styles from this server's /static/ files only (no inline scri
 injected ``<script>`` or ``onerror`` could not run even if escaping failed); SQL is
 parameterised (labels.py); static files come from a fixed table, so no request path can
 reach the file system; state-changing requests need a per-process token; and the Host
-header must name the server, which defeats DNS rebinding.
+header must name the server (the bound address, loopback names when reachable there, and
+the names given with ``--allow-host``; never "any"), which defeats DNS rebinding.
 """
 
 from __future__ import annotations
 
-import csv
 import html
 import io
+import ipaddress
 import logging
 import secrets
+import socket
 import threading
+from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from quiltdetect.common.csvsafe import csv_bytes
 from quiltdetect.review.data import PAGE_SIZE, ListQuery, Run
 from quiltdetect.review.highlight import NONE, highlight
 from quiltdetect.review.labels import LABELS, LabelStore
@@ -35,6 +39,7 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
 STATIC = {"review.js": "text/javascript; charset=utf-8", "review.css": "text/css; charset=utf-8"}
 LABEL_NAMES = {"spam": "spam", "not_spam": "not spam", "undecided": "undecided"}
 N_COLOURS = 12
+MAX_BODY = 1_000_000  # bytes of a POST body (a label form is a few hundred)
 e = html.escape
 
 
@@ -246,12 +251,9 @@ class ReviewApp:
         return out
 
     def export_csv(self) -> bytes:
-        buf = io.StringIO()
+        """The labels as CSV; a text cell a spreadsheet would run gets a leading ' (common/csvsafe.py)."""
         fields = ["run", "doc_id", "url", "label", "note", "judged_at", "patchfrac", "n_sources", "attributed"]
-        writer = csv.DictWriter(buf, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(self.export_rows())
-        return buf.getvalue().encode("utf-8")
+        return csv_bytes(self.export_rows(), fields)
 
     def export_parquet(self) -> bytes:
         import pyarrow as pa
@@ -285,6 +287,7 @@ class Handler(BaseHTTPRequestHandler):
     """Routes requests to the ReviewApp held by the server."""
 
     server_version = "quiltdetect-review"
+    timeout = 60  # seconds a connection may stall (e.g. a body slower than announced)
     app: ReviewApp
 
     def log_message(self, fmt: str, *args: Any) -> None:  # quiet by default
@@ -308,9 +311,30 @@ class Handler(BaseHTTPRequestHandler):
     def _html(self, status: int, text: str) -> None:
         self._send(status, text.encode("utf-8"), "text/html; charset=utf-8")
 
+    def _body_length(self) -> int | HTTPStatus:
+        """The request body's length, or the status to answer at once.
+
+        Only a decimal Content-Length (one value) up to MAX_BODY is read; a negative or
+        non-numeric one is 400 (``-1`` made ``read`` wait for the client to leave, ``abc``
+        raised), a larger one 413, a chunked body 411. No header means no body.
+        """
+        if self.headers.get("Transfer-Encoding"):
+            return HTTPStatus.LENGTH_REQUIRED
+        values = {v.strip() for v in self.headers.get_all("Content-Length") or []}
+        if not values:
+            return 0
+        if len(values) > 1:
+            return HTTPStatus.BAD_REQUEST
+        text = values.pop()
+        if not (text.isascii() and text.isdigit()):
+            return HTTPStatus.BAD_REQUEST
+        if len(text) > len(str(MAX_BODY)) or int(text) > MAX_BODY:
+            return HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+        return int(text)
+
     def _host_ok(self) -> bool:
         app = self.server.app  # type: ignore[attr-defined]
-        return not app.allowed_hosts or (self.headers.get("Host") or "").lower() in app.allowed_hosts
+        return (self.headers.get("Host") or "").strip().lower() in app.allowed_hosts
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         app: ReviewApp = self.server.app  # type: ignore[attr-defined]
@@ -348,28 +372,89 @@ class Handler(BaseHTTPRequestHandler):
         if not self._host_ok():
             return self._send(HTTPStatus.MISDIRECTED_REQUEST, b"unknown host", "text/plain; charset=utf-8")
         if urlsplit(self.path).path != "/label":
+            self.close_connection = True
             return self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain; charset=utf-8")
-        length = min(int(self.headers.get("Content-Length") or 0), 1_000_000)
-        form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"), keep_blank_values=True)
+        length = self._body_length()
+        if isinstance(length, HTTPStatus):  # answered at once; the body (if any) is never read
+            self.close_connection = True
+            return self._send(length, f"{length.phrase}\n".encode(), "text/plain; charset=utf-8",
+                              {"Connection": "close"})
+        try:
+            raw = self.rfile.read(length)
+        except OSError:  # the client stalled past the socket timeout, or left
+            self.close_connection = True
+            return None
+        if len(raw) < length:  # the client closed before sending the body it announced
+            self.close_connection = True
+            return self._send(HTTPStatus.BAD_REQUEST, b"body shorter than Content-Length",
+                              "text/plain; charset=utf-8", {"Connection": "close"})
+        form = parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True)
         status, location = app.label(form)
         if status == HTTPStatus.SEE_OTHER:
             return self._send(status, b"", "text/plain", {"Location": location})
         return self._send(status, b"rejected", "text/plain; charset=utf-8")
 
 
-def make_server(app: ReviewApp, host: str = "127.0.0.1", port: int = 8765) -> ThreadingHTTPServer:
-    """A threaded HTTP server for ``app`` (port 0 picks a free port)."""
-    server = ThreadingHTTPServer((host, port), Handler)
+def _host_forms(name: str, port: int) -> set[str]:
+    """The Host header values that name ``name``: bare and with the port (IPv6 in brackets)."""
+    name = name.strip().lower().rstrip(".")
+    if ":" in name and not name.startswith("["):  # an IPv6 literal
+        name = f"[{name}]"
+    return {name, f"{name}:{port}"}
+
+
+def allowed_hosts(bound: str, port: int, extra: Iterable[str] = ()) -> set[str]:
+    """Host header values the server answers: never "anything".
+
+    The address bound (as given and as the socket reports it), with and without the port;
+    the loopback names when the server is reachable on loopback (a loopback address or a
+    wildcard bind); and each name of ``extra`` (``--allow-host``): ``NAME`` allows ``NAME``
+    and ``NAME:port``, ``NAME:PORT`` exactly that.
+    """
+    names = {bound}
+    try:
+        ip = ipaddress.ip_address(bound.strip("[]"))
+    except ValueError:
+        ip = None
+    if bound.lower() == "localhost" or (ip is not None and (ip.is_loopback or ip.is_unspecified)):
+        names |= {"127.0.0.1", "localhost", "::1"}
+    out: set[str] = set()
+    for name in names:
+        out |= _host_forms(name, port)
+    for name in extra:
+        name = name.strip().lower()
+        if not name:
+            continue
+        host, sep, given_port = name.rpartition(":")
+        if sep and given_port.isdigit() and (not host.count(":") or host.endswith("]")):
+            out.add(name)  # NAME:PORT (or [v6]:PORT) exactly
+        else:
+            out |= _host_forms(name, port)
+    return out
+
+
+def make_server(app: ReviewApp, host: str = "127.0.0.1", port: int = 8765,
+                allow_hosts: Iterable[str] = ()) -> ThreadingHTTPServer:
+    """A threaded HTTP server for ``app`` (port 0 picks a free port).
+
+    Requests must carry a Host header naming the server (:func:`allowed_hosts`), whatever
+    address is bound: a DNS-rebinding page names its own host and gets 421.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    server_class = type("ReviewServer", (ThreadingHTTPServer,), {"address_family": family})
+    server = server_class((host.strip("[]"), port), Handler)
     server.daemon_threads = True
     server.app = app  # type: ignore[attr-defined]
-    bound = server.server_address[1]
-    names = {host, "127.0.0.1", "localhost"} if host in ("127.0.0.1", "localhost", "::1") else set()
-    app.allowed_hosts = {f"{n}:{bound}".lower() for n in names}
+    bound_host, bound_port = server.server_address[:2]
+    app.allowed_hosts = allowed_hosts(host.strip("[]"), bound_port, allow_hosts) | allowed_hosts(
+        str(bound_host), bound_port)
     return server
 
 
-def serve_in_thread(app: ReviewApp, host: str = "127.0.0.1", port: int = 0) -> tuple[ThreadingHTTPServer, str]:
+def serve_in_thread(app: ReviewApp, host: str = "127.0.0.1", port: int = 0,
+                    allow_hosts: Iterable[str] = ()) -> tuple[ThreadingHTTPServer, str]:
     """Start the server in a daemon thread (tests); returns it and its base URL."""
-    server = make_server(app, host, port)
+    server = make_server(app, host, port, allow_hosts)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://{host}:{server.server_address[1]}"
+    name = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return server, f"http://{name}:{server.server_address[1]}"

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect import lifecycle
 from quiltdetect.common import fs
+from quiltdetect.common.csvsafe import safe_cell
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.sweep.config import SweepConfig
@@ -115,10 +116,11 @@ def table1(rows: list[dict[str, Any]], cfg: SweepConfig) -> dict[str, list[dict[
 
 
 def csv_text(rows: list[dict[str, Any]], columns: list[str] = COLUMNS) -> str:
-    """Rows as CSV (empty cells for None)."""
+    """Rows as CSV (empty cells for None). The cells are numbers and parameter names; a text
+    cell a spreadsheet would run would still get a leading ' (common/csvsafe.py)."""
     out = [",".join(columns)]  # read back by rows_from_csv
     for r in rows:
-        out.append(",".join("" if r[c] is None else str(r[c]) for c in columns))
+        out.append(",".join("" if r[c] is None else str(safe_cell(r[c])) for c in columns))
     return "\n".join(out) + "\n"
 
 
