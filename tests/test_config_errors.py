@@ -152,3 +152,14 @@ def test_a_config_file_that_is_not_text_is_one_line(tmp_path, capsys):
     conf.write_bytes(b"k: 5\n\xff\xfe\x00m: 50\n")
     assert run_cli("quilts", tmp_path, "--config", str(conf)) == 2
     assert str(conf) in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_output_of_other_inputs_is_refused_before_spark(command, tmp_path, capsys):
+    """An output that holds a run made from other inputs is refused before a session starts."""
+    state = tmp_path / "out" / "_quiltdetect"
+    state.mkdir(parents=True)
+    (state / "run.json").write_text('{"job": "quilts", "inputs_key": "made-from-other-inputs"}')
+    assert run_cli(command, tmp_path) == 2
+    line = one_error_line(capsys)
+    assert "other inputs" in line and "--overwrite" in line

@@ -96,7 +96,7 @@ PARAMETERS = [
 ]
 
 
-@pytest.mark.parametrize("budget", budgets(2, 5))
+@pytest.mark.parametrize("budget", budgets(2, 4))
 @pytest.mark.parametrize("params", PARAMETERS, ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()))
 def test_spark_equals_reference(spark, tmp_path_factory, params, budget):
     examples(budget)(given(corpora=st.lists(corpus(), min_size=8, max_size=20))(check_parity))(

@@ -149,8 +149,13 @@ def start_job(app_name: str, cfg: Any, *, local: bool):
     from quiltdetect.common.session import build_session
     from quiltdetect.ingest.read import resolve_inputs
 
-    resolve_inputs(None, cfg.inputs, cfg.input_format)
+    files = resolve_inputs(None, cfg.inputs, cfg.input_format)
     fs.check_output(None, cfg.output, overwrite=cfg.overwrite)
+    if not cfg.overwrite and fs.is_local(cfg.output) and all(fs.is_local(p) for p in cfg.inputs):
+        from quiltdetect.common.runstate import refuse_other_runs
+        from quiltdetect.ingest.table import ingestion_key
+
+        refuse_other_runs(None, cfg.output, ingestion_key(None, cfg, files), None)
     return build_session(app_name, cfg.spark, local=local)
 
 

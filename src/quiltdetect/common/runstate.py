@@ -68,6 +68,18 @@ def _read_json(spark: SparkSession, uri: str) -> dict | None:
         return None
 
 
+def refuse_other_runs(spark: SparkSession | None, output: str, inputs_key: str, job: str | None) -> None:
+    """Refuse an output that holds a run of other inputs or ingestion settings (or, when
+    ``job`` is given, of another job). Local outputs need no Spark (``spark`` may be None),
+    so the console command refuses before a session starts."""
+    run = _read_json(spark, fs.join(output, STATE_DIR, "run.json"))
+    if run is not None and (run.get("inputs_key") != inputs_key or job is not None and run.get("job") != job):
+        raise ConfigError(
+            f"--output {output} holds a {run.get('job')} run of other inputs or ingestion "
+            "settings; choose another --output or pass --overwrite"
+        )
+
+
 @dataclass
 class RunState:
     """The bookkeeping of one run into one output directory."""
@@ -85,12 +97,7 @@ class RunState:
         """Claim the output: clear it with ``overwrite``, else check it holds this job's inputs."""
         if overwrite:
             fs.delete(self.spark, self.output)
-        run = _read_json(self.spark, self.path(STATE_DIR, "run.json"))
-        if run is not None and (run.get("job") != self.job or run.get("inputs_key") != self.inputs_key):
-            raise ConfigError(
-                f"--output {self.output} holds a {run.get('job')} run of other inputs or ingestion "
-                "settings; choose another --output or pass --overwrite"
-            )
+        refuse_other_runs(self.spark, self.output, self.inputs_key, self.job)
         fs.delete(self.spark, self.path(COMPLETE))
         fs.delete(self.spark, self.path(STATE_DIR, "tmp"))
         self._clear_unfinished()

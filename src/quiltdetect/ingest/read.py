@@ -20,8 +20,10 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
     BooleanType,
     LongType,
+    MapType,
     StringType,
     StructField,
     StructType,
@@ -61,6 +63,8 @@ DOC_COLUMNS = [f.name for f in ROW_SCHEMA.fields if f.name not in ("skip_reason"
 SKIP_DUPLICATE_ID = "duplicate_doc_id"
 SKIP_MISSING_ID = "missing_id"
 SKIP_MISSING_TEXT = "missing_text"
+SKIP_BAD_COLUMN_TYPE = "bad_column_type"
+TABLE_COLUMNS = ("id", "url", "text", "ip")
 ROWS_PER_BATCH = 256
 
 _SUFFIXES = (
@@ -228,7 +232,8 @@ def _source_names(paths: pd.Series) -> pd.Series:
 
 
 def table_rows(table: DataFrame) -> DataFrame:
-    """(id, url, text, ip, source) table rows -> document and skip rows, in ROW_SCHEMA.
+    """(id, url, text, ip, source, decode_errors, bad_type) table rows -> document and skip rows,
+    in ROW_SCHEMA (see ``_table_columns`` for the last two).
 
     The text stays in the JVM: only url and the file name go through Python (for the host,
     registered domain and source name), so reading a Parquet table costs a scan, not a copy of
@@ -236,7 +241,9 @@ def table_rows(table: DataFrame) -> DataFrame:
     """
     hosts = _hosts(F.col("url"))
     missing_id = F.col("id").isNull() | (F.col("id") == "")
-    reason = F.when(missing_id, F.lit(SKIP_MISSING_ID)).when(F.col("text").isNull(), F.lit(SKIP_MISSING_TEXT))
+    reason = (F.when(F.col("bad_type").isNotNull(), F.lit(SKIP_BAD_COLUMN_TYPE))
+              .when(missing_id, F.lit(SKIP_MISSING_ID))
+              .when(F.col("text").isNull(), F.lit(SKIP_MISSING_TEXT)))
     fields = {
         "doc_id": F.col("id"),
         "url": F.col("url"),
@@ -245,11 +252,48 @@ def table_rows(table: DataFrame) -> DataFrame:
         "ip": F.col("ip"),
         "text": F.col("text"),
         "source": _source_names(F.col("source")),
-        "decode_errors": F.lit(False),
+        "decode_errors": F.col("decode_errors"),
         "skip_reason": reason,
+        "skip_detail": F.col("bad_type"),
     }
     return table.select(*[(fields[f.name] if f.name in fields else F.lit(None)).cast(f.dataType).alias(f.name)
                           for f in ROW_SCHEMA.fields])
+
+
+def _table_columns(table: DataFrame) -> list:
+    """id, url, text, ip of a table of any column types as valid UTF-8 strings, plus
+    ``decode_errors`` (some value held invalid UTF-8, now replaced by U+FFFD, as the WARC
+    reader decodes leniently) and ``bad_type`` (why the file's rows cannot be documents).
+
+    Strings and binary values are checked and repaired byte for byte (Parquet does not
+    validate its strings, and one invalid value would otherwise reach every analysis); numbers,
+    booleans, dates become their text; a nested column (struct, array, map) makes every row of
+    the file a ``bad_column_type`` skip naming the column, since no text can be taken from it
+    without guessing. NUL characters in the text become spaces (they separate words anyway,
+    and the review page must not show them).
+    """
+    cols, repaired, bad = [], [], []
+    for name in TABLE_COLUMNS:
+        if name not in table.columns:
+            cols.append(F.lit(None).cast("string").alias(name))
+            continue
+        dtype = table.schema[name].dataType
+        if isinstance(dtype, (ArrayType, MapType, StructType)):
+            bad.append(f"column {name} is {dtype.simpleString()}, not text")
+            cols.append(F.lit(None).cast("string").alias(name))
+            continue
+        value = F.col(name).cast("string")
+        if isinstance(dtype, (StringType, BinaryType)):
+            repaired.append(F.coalesce(~F.is_valid_utf8(value), F.lit(False)))
+            value = F.make_valid_utf8(value)
+        if name == "text":
+            value = F.translate(value, "\u0000", " ")
+        cols.append(value.alias(name))
+    flag = F.lit(False)
+    for r in repaired:
+        flag = flag | r
+    detail = F.lit("; ".join(bad)) if bad else F.lit(None).cast("string")
+    return [*cols, flag.alias("decode_errors"), detail.alias("bad_type")]
 
 
 def document_table_rows(table: DataFrame) -> DataFrame:
@@ -260,11 +304,18 @@ def document_table_rows(table: DataFrame) -> DataFrame:
     Rows without a doc_id or text are skipped and counted like any table row.
     """
     present = set(table.columns)
-    cols = [(F.col(f.name) if f.name in present else F.lit(None)).cast(f.dataType).alias(f.name)
-            for f in ROW_SCHEMA.fields if f.name not in ("skip_reason", "skip_detail")]
+    names = [f.name for f in ROW_SCHEMA.fields if f.name not in ("skip_reason", "skip_detail")]
+    cols = {f.name: (F.col(f.name) if f.name in present else F.lit(None)).cast(f.dataType)
+            for f in ROW_SCHEMA.fields if f.name in names}
+    # A docs/ table from elsewhere may hold invalid UTF-8 (Parquet does not validate strings):
+    # repaired and flagged like a table's (see _table_columns).
+    invalid = [F.coalesce(~F.is_valid_utf8(cols[n]), F.lit(False)) for n in ("doc_id", "text")]
+    cols["decode_errors"] = F.coalesce(cols["decode_errors"], F.lit(False)) | invalid[0] | invalid[1]
+    cols["doc_id"], cols["text"] = F.make_valid_utf8(cols["doc_id"]), F.make_valid_utf8(cols["text"])
+    cols = [cols[n].alias(n) for n in names]
+    rows = table.select(*cols)
     reason = (F.when(F.col("doc_id").isNull() | (F.col("doc_id") == ""), F.lit(SKIP_MISSING_ID))
               .when(F.col("text").isNull(), F.lit(SKIP_MISSING_TEXT)))
-    rows = table.select(*cols)
     return rows.select(*DOC_COLUMNS, reason.alias("skip_reason"), F.lit(None).cast("string").alias("skip_detail"))
 
 
@@ -272,8 +323,9 @@ def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
     """Document and skip rows of Parquet / JSON Lines tables: (id, url, text[, ip]) tables, or
     document tables (doc_id, ...) that an earlier run wrote."""
     frames = []
-    for fmt in ("parquet", "jsonl"):
-        paths = [f.path for f in files if f.format == fmt]
+    groups = [("jsonl", [f.path for f in files if f.format == "jsonl"])]
+    groups += [("parquet", paths) for paths in _parquet_groups([f.path for f in files if f.format == "parquet"])]
+    for fmt, paths in groups:
         if not paths:
             continue
         table = spark.read.parquet(*paths) if fmt == "parquet" else spark.read.json(paths)
@@ -286,15 +338,31 @@ def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
                 f"{fmt} input {paths[0]}: missing column(s) {', '.join(missing)}; "
                 "tables need id, url, text and optionally ip"
             )
-        table = table.select(
-            F.col("id").cast("string").alias("id"),
-            (F.col("url") if "url" in table.columns else F.lit(None)).cast("string").alias("url"),
-            F.col("text").cast("string").alias("text"),
-            (F.col("ip") if "ip" in table.columns else F.lit(None)).cast("string").alias("ip"),
-            F.input_file_name().alias("source"),
-        )
+        table = table.select(*_table_columns(table), F.input_file_name().alias("source"))
         frames.append(table_rows(table))
     return _union(frames)
+
+
+def _parquet_groups(paths: list[str]) -> list[list[str]]:
+    """Parquet files grouped by their schema, so one directory may mix column types (ids as
+    numbers in one file, strings in another) without Spark failing on the conflict mid-run.
+
+    Local files only (their footers are read here, a few KB each); remote files are read as
+    one group, with the schema Spark picks.
+    """
+    if not paths or not all(fs.is_local(p) for p in paths):
+        return [paths]
+    import pyarrow.parquet as pq
+
+    by_schema: dict[str, list[str]] = {}
+    for path in paths:
+        try:
+            schema = pq.read_schema(fs.local_path(path))
+            key = str([(f.name, str(f.type)) for f in schema])
+        except Exception:  # not Parquet after all: one group of its own, Spark reports it
+            key = f"unreadable:{path}"
+        by_schema.setdefault(key, []).append(path)
+    return [by_schema[k] for k in sorted(by_schema, key=lambda k: by_schema[k][0])]
 
 
 def _union(frames: list[DataFrame]) -> DataFrame | None:
