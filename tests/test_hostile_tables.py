@@ -118,11 +118,41 @@ def test_columns_of_every_type_give_documents_or_counted_skips(spark, tmp_path, 
     assert "\u0000" not in docs["g1"]["text"] and docs["g1"]["text"].endswith(" end")
 
 
+def test_table_files_that_cannot_be_read_are_file_errors_and_the_rest_is_read(spark, tmp_path):
+    """A file named .parquet that is not Parquet, a Parquet file cut before its footer, a
+    .jsonl.gz whose gzip stream breaks: one ``file_error`` row each (before: Spark failed the
+    whole run reading the footer or decompressing), and every good file's documents."""
+    import gzip
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    rows = [{"id": f"p{i}", "url": f"http://p.example/{i}", "text": prose(i)} for i in range(4)]
+    pq.write_table(pa.Table.from_pylist(rows), inputs / "good.parquet")
+    whole = (inputs / "good.parquet").read_bytes()
+    (inputs / "cut.parquet").write_bytes(whole[: len(whole) // 2])
+    (inputs / "page.parquet").write_bytes(b"<html><body>a page saved under the wrong name</body></html>")
+    (inputs / "empty.parquet").write_bytes(b"")
+    lines = "".join(json.dumps({"id": f"j{i}", "text": prose(i)}) + "\n" for i in range(3)).encode()
+    (inputs / "good.jsonl.gz").write_bytes(gzip.compress(lines))
+    broken = gzip.compress(lines * 50)
+    (inputs / "broken.jsonl.gz").write_bytes(broken[:40] + b"\xff" * 40 + broken[80:])
+    out = tmp_path / "out"
+    stage = ingest_job.run(spark, merge_settings(IngestConfig, {
+        "inputs": [str(inputs)], "output": str(out), "write_rejects": True}).validate()).metrics.stages["ingest"]
+    assert (out / "_COMPLETE").exists()
+    assert set(docs_rows(out)) == {"p0", "p1", "p2", "p3", "j0", "j1", "j2"}
+    assert stage["skipped"] == {"file_error": 4}, stage
+    errors = {Path(r["source"]).name: r["skip_detail"] for r in pq.read_table(out / "rejects").to_pylist()}
+    assert set(errors) == {"cut.parquet", "page.parquet", "empty.parquet", "broken.jsonl.gz"}
+    assert errors["page.parquet"].startswith("not a readable Parquet file")
+    assert errors["broken.jsonl.gz"].startswith("broken gzip stream")
+
+
 @pytest.fixture(scope="module")
 def hostile_dir(tmp_path_factory) -> Path:
     """One directory of every kind of input, good and hostile: 60 real pages as JSON Lines, a
     Parquet table with numeric ids and invalid UTF-8 in binary text, one with a nested text
-    column, JSON Lines with a NUL and a missing text, and a real WARC cut in the middle."""
+    column, JSON Lines with a NUL and a missing text, a real WARC cut in the middle, and a page named .parquet."""
     from quiltdetect.ingest.records import iter_warc_rows
 
     root = tmp_path_factory.mktemp("hostile")
@@ -140,6 +170,7 @@ def hostile_dir(tmp_path_factory) -> Path:
                                     + "\n" + json.dumps({"id": "notext", "url": "http://n.example/"}) + "\n")
     warc = (sample / "warcfile.warc.gz").read_bytes()
     (root / "cut.warc.gz").write_bytes(warc[: len(warc) * 3 // 5])
+    (root / "page.parquet").write_bytes(b"<html>not Parquet</html>")
     return root
 
 
@@ -152,7 +183,7 @@ def test_every_analysis_runs_through_a_directory_of_hostile_inputs(spark, tmp_pa
     assert (out / "_COMPLETE").exists()
     ingest = result.metrics.stages["ingest"]
     skipped = ingest["skipped"]
-    assert skipped["bad_column_type"] == 2 and skipped["missing_text"] == 1 and skipped["file_error"] >= 1, skipped
+    assert skipped["bad_column_type"] == 2 and skipped["missing_text"] == 1 and skipped["file_error"] >= 2, skipped
     docs = docs_rows(out)
     assert {"901", "902", "903", "nul"} <= set(docs) and "notext" not in docs
     assert docs["902"]["decode_errors"] and docs["902"]["text"].startswith("\ufffd\ufffd")

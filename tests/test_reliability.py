@@ -16,6 +16,7 @@ import pytest
 import yaml
 from tiers import PARTITIONINGS, Partitioning
 
+from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.quilts import bucketed, job
 from quiltdetect.quilts.config import QuiltConfig
@@ -107,6 +108,95 @@ def test_a_failing_task_is_retried_without_changing_results(spark, tmp_path, bas
     job.run(spark, config(tmp_path / "retried"))
     assert flag.exists()
     assert table_bytes(tmp_path / "retried" / "quilts") == table_bytes(baseline / "quilts")
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL at an exact point: no ``except Exception`` catches it and nothing of
+    the run after it happens (the JVM goes on, as an executor would after its driver died)."""
+
+
+def _killed_then_rerun(spark, out: Path) -> dict:
+    with pytest.raises(Killed):
+        job.run(spark, config(out))
+    assert not (out / "_COMPLETE").exists()
+    return job.run(spark, config(out)).metrics.stages
+
+
+def _assert_equals_baseline(out: Path, baseline: Path) -> None:
+    assert (out / "_COMPLETE").exists()
+    for table in ("quilts", "doc_stats", "docs"):
+        assert table_bytes(out / table) == table_bytes(baseline / table), table
+    done, clean = (json.loads((d / "_COMPLETE").read_text()) for d in (out, baseline))
+    assert done["config_key"] == clean["config_key"] and done["inputs_key"] == clean["inputs_key"]
+    leftovers = [p.name for p in out.rglob("*") if p.name.endswith(".partial") or p.name == "_temporary"]
+    assert not leftovers and not (out / "_quiltdetect" / "tmp").exists(), leftovers
+
+
+def test_killed_while_writing_the_last_table_a_rerun_equals_a_clean_run(spark, tmp_path, baseline, monkeypatch):
+    """Killed while doc_stats/ is being written: its tasks have left part files in Spark's
+    ``_temporary`` and no ``_SUCCESS``, nothing is moved into place. The rerun reuses the
+    finished stages, throws the half-written table away and publishes the clean run's tables."""
+    original = fs.replace
+
+    def dies_in_last_table(spark_, source: str, target: str) -> None:
+        if not target.endswith("/doc_stats"):
+            return original(spark_, source, target)
+        written = Path(fs.local_path(source))
+        (written / "_SUCCESS").unlink()
+        pending = written / "_temporary" / "0" / "task_0"
+        pending.mkdir(parents=True)
+        for part in sorted(written.glob("part-*"))[::2]:
+            part.rename(pending / part.name)
+        raise Killed
+
+    monkeypatch.setattr(fs, "replace", dies_in_last_table)
+    out = tmp_path / "run"
+    with pytest.raises(Killed):
+        job.run(spark, config(out))
+    assert (out / "quilts").exists() and not (out / "doc_stats").exists() and not (out / "_COMPLETE").exists()
+    monkeypatch.setattr(fs, "replace", original)
+    stages = job.run(spark, config(out)).metrics.stages
+    assert stages["ingest"]["reused"] is True and stages["grams"]["reused"] is True
+    _assert_equals_baseline(out, baseline)
+
+
+def test_killed_while_writing_complete_a_rerun_equals_a_clean_run(spark, tmp_path, baseline, monkeypatch):
+    """Killed halfway through writing _COMPLETE: the marker is written beside its place and
+    renamed over it, so a kill leaves a half ``._COMPLETE.partial`` and no ``_COMPLETE``, never a
+    truncated marker that a reader (the review tool, an Airflow sensor) would take as done."""
+    original = os.replace
+
+    def dies_in_complete(source, target, *args, **kwargs):
+        if not str(target).endswith("/_COMPLETE"):
+            return original(source, target, *args, **kwargs)
+        with open(source, "r+b") as fh:
+            fh.truncate(os.path.getsize(source) // 2)
+        raise Killed
+
+    monkeypatch.setattr(os, "replace", dies_in_complete)
+    out = tmp_path / "run"
+    with pytest.raises(Killed):
+        job.run(spark, config(out))
+    assert (out / "doc_stats").exists() and not (out / "_COMPLETE").exists() and (out / "._COMPLETE.partial").exists()
+    monkeypatch.setattr(os, "replace", original)
+    stages = job.run(spark, config(out)).metrics.stages
+    assert stages["ingest"]["reused"] is True
+    _assert_equals_baseline(out, baseline)
+    # a truncated _COMPLETE (from a file system without atomic rename) is not taken as done either
+    whole = (out / "_COMPLETE").read_text()
+    (out / "_COMPLETE").write_text(whole[: len(whole) // 2])
+    assert "complete_already" not in job.run(spark, config(out)).metrics.stages.get("resume", {})
+    _assert_equals_baseline(out, baseline)
+
+
+def test_small_files_are_written_whole_through_hadoop_too(spark, tmp_path, monkeypatch):
+    """The Hadoop branch of ``fs.write_text`` (s3a://, hdfs://) also writes beside and renames."""
+    monkeypatch.setattr(fs, "is_local", lambda uri: False)
+    target = f"file://{tmp_path}/marker.json"
+    fs.write_text(spark, target, "first")
+    fs.write_text(spark, target, '{"second": true}')
+    assert (tmp_path / "marker.json").read_text() == '{"second": true}'
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".crc")) == ["marker.json"]
 
 
 @pytest.mark.e2e

@@ -147,35 +147,38 @@ def status(spark: SparkSession, uri: str) -> tuple[int, int]:
 
 
 def write_text(spark: SparkSession, uri: str, text: str) -> None:
-    """Write a small UTF-8 file, overwriting it."""
-    if is_local(uri):
-        path = local_path(uri)
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        return
-    fs, path = _hadoop(spark, uri)
-    out = fs.create(path, True)
-    try:
-        out.write(bytearray(text.encode("utf-8")))
-    finally:
-        out.close()
+    """Write a small UTF-8 file, overwriting it, all or nothing (see ``write_bytes``)."""
+    write_bytes(spark, uri, text.encode("utf-8"))
 
 
 def write_bytes(spark: SparkSession | None, uri: str, data: bytes) -> None:
-    """Write a small binary file (a plot) locally or through the Hadoop file system."""
+    """Write a small file locally or through the Hadoop file system, overwriting it.
+
+    The bytes go to a hidden ``.<name>.partial`` beside it, which is then renamed over the
+    file, so a run killed mid-write never leaves a half-written marker (``_COMPLETE``,
+    ``run.json``, a stage marker): readers see the old file, the new one, or none.
+    """
     if is_local(uri):
         path = local_path(uri)
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(path, "wb") as fh:
+        folder, name = os.path.split(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        partial = os.path.join(folder, f".{name}.partial")
+        with open(partial, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(partial, path)
         return
     hfs, path = _hadoop(spark, uri)
-    out = hfs.create(path, True)
+    partial = path.getParent().suffix(f"/.{path.getName()}.partial")
+    out = hfs.create(partial, True)
     try:
         out.write(bytearray(data))
     finally:
         out.close()
+    hfs.delete(path, False)
+    if not hfs.rename(partial, path):
+        raise OSError(f"could not move {partial} to {uri}")
 
 
 def check_output(spark: SparkSession | None, output: str, *, overwrite: bool) -> None:

@@ -321,10 +321,21 @@ def document_table_rows(table: DataFrame) -> DataFrame:
 
 def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
     """Document and skip rows of Parquet / JSON Lines tables: (id, url, text[, ip]) tables, or
-    document tables (doc_id, ...) that an earlier run wrote."""
+    document tables (doc_id, ...) that an earlier run wrote.
+
+    A local file that cannot be read as its format (not Parquet at all, cut before its footer,
+    a broken gzip stream) is one ``file_error`` skip row naming the file and the error, and the
+    other files are read; Spark would otherwise fail the whole run on it.
+    """
     frames = []
-    groups = [("jsonl", [f.path for f in files if f.format == "jsonl"])]
-    groups += [("parquet", paths) for paths in _parquet_groups([f.path for f in files if f.format == "parquet"])]
+    broken = _unreadable_tables(spark, files)
+    if broken:
+        frames.append(spark.createDataFrame(
+            [_skip_row(source_name(path), records.SKIP_FILE_ERROR, detail) for path, detail in sorted(broken.items())],
+            ROW_SCHEMA))
+    readable = [f for f in files if f.path not in broken]
+    groups = [("jsonl", [f.path for f in readable if f.format == "jsonl"])]
+    groups += [("parquet", paths) for paths in _parquet_groups([f.path for f in readable if f.format == "parquet"])]
     for fmt, paths in groups:
         if not paths:
             continue
@@ -343,12 +354,51 @@ def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
     return _union(frames)
 
 
+def parquet_problem(path: str) -> str | None:
+    """Why a local file cannot be read as Parquet (its footer and schema), or None."""
+    import pyarrow.parquet as pq
+
+    try:
+        pq.read_schema(fs.local_path(path))
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a broken file
+        return f"not a readable Parquet file: {type(exc).__name__}: {str(exc)[:300]}"
+    return None
+
+
+def gzip_problem(path: str, chunk: int = 1 << 20) -> str | None:
+    """Why a local gzip file does not decompress to its end, or None (read in constant memory)."""
+    import gzip
+    import zlib
+
+    done = 0
+    try:
+        with gzip.open(fs.local_path(path), "rb") as stream:
+            while block := stream.read(chunk):
+                done += len(block)
+    except (OSError, EOFError, zlib.error) as exc:
+        return f"broken gzip stream after {done} decompressed bytes: {type(exc).__name__}: {str(exc)[:300]}"
+    return None
+
+
+def _unreadable_tables(spark: SparkSession, files: list[InputFile]) -> dict[str, str]:
+    """The local table files Spark could not read, with why: Parquet footers are read on the
+    driver (a few KB each); gzip-compressed JSON Lines are decompressed once by Spark tasks,
+    one per file, in parallel. Remote files are left to Spark (see docs/reliability.md)."""
+    broken = {f.path: p for f in files if f.format == "parquet" and fs.is_local(f.path)
+              and (p := parquet_problem(f.path)) is not None}
+    gz = [f.path for f in files if f.format == "jsonl" and fs.is_local(f.path) and f.path.endswith(".gz")]
+    if gz:
+        checked = spark.sparkContext.parallelize(gz, numSlices=len(gz)).map(lambda p: (p, gzip_problem(p))).collect()
+        broken.update((p, problem) for p, problem in checked if problem is not None)
+    return broken
+
+
 def _parquet_groups(paths: list[str]) -> list[list[str]]:
     """Parquet files grouped by their schema, so one directory may mix column types (ids as
     numbers in one file, strings in another) without Spark failing on the conflict mid-run.
 
-    Local files only (their footers are read here, a few KB each); remote files are read as
-    one group, with the schema Spark picks.
+    Local files only (their footers are read here, a few KB each; unreadable ones were set
+    aside before); remote files are read as one group, with the schema Spark picks.
     """
     if not paths or not all(fs.is_local(p) for p in paths):
         return [paths]
@@ -356,12 +406,8 @@ def _parquet_groups(paths: list[str]) -> list[list[str]]:
 
     by_schema: dict[str, list[str]] = {}
     for path in paths:
-        try:
-            schema = pq.read_schema(fs.local_path(path))
-            key = str([(f.name, str(f.type)) for f in schema])
-        except Exception:  # not Parquet after all: one group of its own, Spark reports it
-            key = f"unreadable:{path}"
-        by_schema.setdefault(key, []).append(path)
+        schema = pq.read_schema(fs.local_path(path))
+        by_schema.setdefault(str([(f.name, str(f.type)) for f in schema]), []).append(path)
     return [by_schema[k] for k in sorted(by_schema, key=lambda k: by_schema[k][0])]
 
 
