@@ -1,5 +1,5 @@
-"""Every job besides quilts: byte-identical tables for every partitioning of tiers.PARTITIONINGS
-(7 shuffle partitions in the fast tier, 1 and 64 in the extended tier) and either input order,
+"""Every job besides quilts: byte-identical tables for every partitioning of
+tiers.JOB_PARTITIONINGS (1 and 29 shuffle partitions, extended tier) and either input order,
 against a reference run under the session's settings; _COMPLETE published last; a rerun reports
 the complete run; new settings reuse docs/ and equal a fresh run (neardup, mwo).
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from tiers import PARTITIONINGS, Partitioning
+from tiers import JOB_PARTITIONINGS, Partitioning
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.records import iter_warc_rows
@@ -114,7 +114,7 @@ def references(spark, tmp_path_factory, inputs) -> dict[str, Path]:
     return reference
 
 
-@pytest.mark.parametrize(("partitioning", "reverse"), PARTITIONINGS)
+@pytest.mark.parametrize(("partitioning", "reverse"), JOB_PARTITIONINGS)
 @pytest.mark.parametrize("name", sorted(JOBS))
 def test_same_bytes_for_any_partitioning_and_input_order(spark, tmp_path, inputs, references, name,
                                                          partitioning, reverse):

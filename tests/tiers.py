@@ -1,10 +1,11 @@
 """The test tiers, in one place.
 
 * fast (the README's ``pytest``): every layer once — kernel, parity of each Spark path with a
-  small derandomized Hypothesis budget, determinism over two partitionings, one end-to-end run
-  of the console command and of ``spark-submit``, the review tool, reliability.
+  small derandomized Hypothesis budget, the quilt job's determinism over another partitioning,
+  one end-to-end run of the console command and of ``spark-submit``, the review tool,
+  reliability (kill points, resume, retry, hostile input).
 * ``extended`` (``pytest -m extended``, run by ``.ci/run`` after the fast tier): the same
-  properties with larger budgets, and the 64-partition determinism runs.
+  properties with larger budgets, and every job's determinism at 1 and 29 partitions.
 * ``deploy`` (``pytest -m deploy``, needs the ``cluster`` and ``airflow`` extras): every job on a
   standalone cluster, and the Airflow DAG.
 """
@@ -18,15 +19,17 @@ extended = pytest.mark.extended
 
 # Shuffle settings under which every job must write the same bytes as under the session's
 # (4 partitions, adaptive execution on); ``reverse`` also reverses the order of the inputs.
-# Fast tier: 7 partitions without AQE (other bucket counts, empty partitions, reversed inputs).
-# Extended: 1 partition (everything in one task) and 64 without AQE (more buckets than documents).
-PARTITIONINGS = [
-    pytest.param({"spark.sql.shuffle.partitions": "1"}, False, id="1-partition", marks=extended),
-    pytest.param({"spark.sql.shuffle.partitions": "7", "spark.sql.adaptive.enabled": "false"}, True,
-                 id="7-partitions-no-aqe-reversed"),
-    pytest.param({"spark.sql.shuffle.partitions": "64", "spark.sql.adaptive.enabled": "false"}, False,
-                 id="64-partitions-no-aqe", marks=extended),
-]
+# 1 partition puts everything in one task; 7 and 29 without AQE give other bucket counts,
+# empty partitions and (29) far more tasks than cores.
+ONE = pytest.param({"spark.sql.shuffle.partitions": "1"}, False, id="1-partition", marks=extended)
+SEVEN = pytest.param({"spark.sql.shuffle.partitions": "7", "spark.sql.adaptive.enabled": "false"}, True,
+                     id="7-partitions-no-aqe-reversed")
+MANY = {"spark.sql.shuffle.partitions": "29", "spark.sql.adaptive.enabled": "false"}
+# The quilt job (the centre): 7 partitions in the fast tier, 1 and 29 in the extended tier.
+PARTITIONINGS = [ONE, SEVEN, pytest.param(MANY, False, id="29-partitions-no-aqe", marks=extended)]
+# Every other job: 1 partition, and 29 with the inputs reversed, both in the extended tier
+# (the fast tier checks each against its in-memory reference instead).
+JOB_PARTITIONINGS = [ONE, pytest.param(MANY, True, id="29-partitions-no-aqe-reversed", marks=extended)]
 
 
 def budgets(fast: int, more: int) -> list:
