@@ -20,6 +20,9 @@ BASE_CONF: dict[str, str] = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.ui.showConsoleProgress": "true",
     "spark.sql.session.timeZone": "UTC",
+    # Parquet timestamps in nanoseconds (pandas' default) are read as longs: Spark cannot read
+    # them otherwise, and one such column anywhere in an input table would fail the whole run.
+    "spark.sql.legacy.parquet.nanosAsLong": "true",
 }
 
 MIN_SPLITS = "spark.sql.files.minPartitionNum"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 from pyspark import StorageLevel
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -307,11 +308,15 @@ def document_table_rows(table: DataFrame) -> DataFrame:
     names = [f.name for f in ROW_SCHEMA.fields if f.name not in ("skip_reason", "skip_detail")]
     cols = {f.name: (F.col(f.name) if f.name in present else F.lit(None)).cast(f.dataType)
             for f in ROW_SCHEMA.fields if f.name in names}
-    # A docs/ table from elsewhere may hold invalid UTF-8 (Parquet does not validate strings):
-    # repaired and flagged like a table's (see _table_columns).
-    invalid = [F.coalesce(~F.is_valid_utf8(cols[n]), F.lit(False)) for n in ("doc_id", "text")]
-    cols["decode_errors"] = F.coalesce(cols["decode_errors"], F.lit(False)) | invalid[0] | invalid[1]
-    cols["doc_id"], cols["text"] = F.make_valid_utf8(cols["doc_id"]), F.make_valid_utf8(cols["text"])
+    # A docs/ table from elsewhere may hold invalid UTF-8 in any string column (Parquet does not
+    # validate strings) and NULs in its text: repaired and flagged like a table's (see _table_columns).
+    flag = F.coalesce(cols["decode_errors"], F.lit(False))
+    for f in ROW_SCHEMA.fields:
+        if f.name in names and isinstance(f.dataType, StringType):
+            flag = flag | F.coalesce(~F.is_valid_utf8(cols[f.name]), F.lit(False))
+            cols[f.name] = F.make_valid_utf8(cols[f.name])
+    cols["decode_errors"] = flag
+    cols["text"] = F.translate(cols["text"], "\u0000", " ")
     cols = [cols[n].alias(n) for n in names]
     rows = table.select(*cols)
     reason = (F.when(F.col("doc_id").isNull() | (F.col("doc_id") == ""), F.lit(SKIP_MISSING_ID))
@@ -339,7 +344,7 @@ def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
     for fmt, paths in groups:
         if not paths:
             continue
-        table = spark.read.parquet(*paths) if fmt == "parquet" else spark.read.json(paths)
+        table = _read_table(spark, fmt, paths)
         if "doc_id" in table.columns and "id" not in table.columns:
             frames.append(document_table_rows(table))
             continue
@@ -391,6 +396,27 @@ def _unreadable_tables(spark: SparkSession, files: list[InputFile]) -> dict[str,
         checked = spark.sparkContext.parallelize(gz, numSlices=len(gz)).map(lambda p: (p, gzip_problem(p))).collect()
         broken.update((p, problem) for p, problem in checked if problem is not None)
     return broken
+
+
+def _read_table(spark: SparkSession, fmt: str, paths: list[str]) -> DataFrame:
+    """One group of tables as Spark reads it. Columns whose names differ only in case (id and
+    ID) are a ConfigError: Spark cannot tell them apart, nor can we tell which one is meant.
+
+    Malformed JSON lines are rows of nulls (missing_id skips); Spark keeps their text in a
+    column named here so that a table's own ``_corrupt_record`` (Spark's default name, which
+    must then be a string) is just another column.
+    """
+    try:
+        if fmt == "parquet":
+            return spark.read.parquet(*paths)
+        return spark.read.option("columnNameOfCorruptRecord", "_quiltdetect_malformed_line").json(paths)
+    except AnalysisException as exc:
+        if exc.getCondition() != "COLUMN_ALREADY_EXISTS":
+            raise
+        name = (exc.getMessageParameters() or {}).get("columnName", "")
+        more = f" (or one of the {len(paths) - 1} other files read with it)" if len(paths) > 1 else ""
+        raise ConfigError(f"{fmt} input {paths[0]}{more}: two columns named {name} "
+                          "(names that differ only in case); rename one") from None
 
 
 def _parquet_groups(paths: list[str]) -> list[list[str]]:
