@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from quiltdetect import __version__
-from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.common.config import (
+    ConfigError,
+    merge_settings,
+    parse_override,
+    read_yaml,
+    show_defaults,
+)
 from quiltdetect.ingest import cli as ingest_cli
 from quiltdetect.mwo import cli as mwo_cli
 from quiltdetect.neardup import cli as neardup_cli
@@ -44,21 +50,21 @@ def add_io_options(parser: argparse.ArgumentParser) -> None:
 
 def add_quilt_options(parser: argparse.ArgumentParser) -> None:
     """The quilt parameters (k, m, c, θ) and the foreign rule."""
-    parser.add_argument("-k", type=int, help="gram length in words (default 5)")
-    parser.add_argument("-m", type=int, help="a patch gram occurs in at most m documents (default 50)")
-    parser.add_argument("-c", type=int, help="a quilt has at least c source documents (default 4)")
-    parser.add_argument("--theta", type=float, help="a quilt's patch fraction is at least theta (default 0.5)")
+    parser.add_argument("-k", type=int, help="gram length in words")
+    parser.add_argument("-m", type=int, help="a patch gram occurs in at most m documents")
+    parser.add_argument("-c", type=int, help="a quilt has at least c source documents")
+    parser.add_argument("--theta", type=float, help="a quilt's patch fraction is at least theta")
     parser.add_argument("--foreign", choices=FOREIGN_CHOICES,
-                        help="sources must live on another host / registered domain / IP (default none)")
+                        help="sources must live on another host / registered domain / IP")
     parser.add_argument("--count-occurrences", action="store_true", default=None,
                         help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
     parser.add_argument("--phi", type=float,
-                        help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, then re-judge c (default 0)")
+                        help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, then re-judge c")
     parser.add_argument("--exclude-attributed", action="store_true", default=None,
                         help="drop quilts that link to one of their sources (aggregators crediting them)")
-    parser.add_argument("--top", type=int, help="quilts shown in the summary (default 10)")
+    parser.add_argument("--top", type=int, help="quilts shown in the summary")
     parser.add_argument("--collapse-near-duplicates", action="store_true", default=None,
-                        help="keep one page per near-duplicate cluster first, as Fetterly 2005 (default off)")
+                        help="keep one page per near-duplicate cluster first, as Fetterly 2005")
 
 
 IO_OPTIONS = ("inputs", "input_format", "output", "overwrite")
@@ -113,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     quilts = sub.add_parser("quilts", help="find (k, m, c, θ)-quilted pages and their sources (Najork 2012)")
     add_io_options(quilts)
     add_quilt_options(quilts)
+    show_defaults(quilts, QuiltConfig)
 
     ingest_cli.add_parser(sub)
     neardup_cli.add_parser(sub)

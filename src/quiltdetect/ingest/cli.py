@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from quiltdetect.common.config import JobConfig, show_defaults
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from quiltdetect.cli import add_io_options
@@ -12,6 +14,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_io_options(parser)
     parser.add_argument("--write-rejects", action="store_true", default=None,
                         help="also write skipped records with their reason to <output>/rejects/")
+    show_defaults(parser, JobConfig)  # ingest has the shared settings only (IngestConfig adds none)
 
 
 def run(args: argparse.Namespace, *, local: bool) -> int:

@@ -8,6 +8,7 @@ import sys
 import time
 from dataclasses import asdict
 
+from quiltdetect.common.config import show_defaults
 from quiltdetect.mwo.config import MwoConfig
 
 MWO_OPTIONS = ("t", "min_weight_ratio", "index_threshold", "top")
@@ -18,10 +19,10 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
 
     add_io_options(parser)
     parser.add_argument("--min-weight-ratio", type=float,
-                        help="dynamic threshold: drop terms below this fraction of the mean term weight (default 0)")
+                        help="dynamic threshold: drop terms below this fraction of the mean term weight")
     parser.add_argument("--index-threshold", type=float,
-                        help="keep prefix postings for queries with t >= this (default 0.1)")
-    parser.add_argument("--top", type=int, help="pairs shown in the summary (default 10)")
+                        help="keep prefix postings for queries with t >= this")
+    parser.add_argument("--top", type=int, help="pairs shown in the summary")
 
 
 def add_parser(subparsers) -> None:
@@ -32,7 +33,9 @@ def add_parser(subparsers) -> None:
     _add_job_options(index)
     join = actions.add_parser("join", help="all pairs with MWO >= t on Spark (the output is also an index)")
     _add_job_options(join)
-    join.add_argument("-t", type=float, help="near-duplicates have MWO >= t (default 0.5)")
+    join.add_argument("-t", type=float, help="near-duplicates have MWO >= t")
+    for parser in (index, join):
+        show_defaults(parser, MwoConfig)
     query = actions.add_parser("query", help="the near-duplicates of one page in an index, ranked by MWO")
     query.add_argument("--index", required=True, metavar="DIR", help="an index written by `mwo index` (local)")
     query.add_argument("--page", action="append", default=[], metavar="FILE_OR_URL",
