@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 
 from quiltdetect.common.config import JobConfig, show_defaults
+from quiltdetect.options import add_io_options, config_from_args, start_job
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from quiltdetect.cli import add_io_options
-
     parser = sub.add_parser("ingest", help="read a crawl once into the document table (docs/) that every job can read")
     add_io_options(parser)
     parser.add_argument("--write-rejects", action="store_true", default=None,
@@ -18,7 +17,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
-    from quiltdetect.cli import config_from_args, start_job
     from quiltdetect.ingest import job
 
     cfg = config_from_args(job.IngestConfig, args, ("write_rejects",)).validate()

@@ -10,13 +10,12 @@ from dataclasses import asdict
 
 from quiltdetect.common.config import show_defaults
 from quiltdetect.mwo.config import MwoConfig
+from quiltdetect.options import add_io_options, config_from_args, start_job
 
 MWO_OPTIONS = ("t", "min_weight_ratio", "index_threshold", "top")
 
 
 def _add_job_options(parser: argparse.ArgumentParser) -> None:
-    from quiltdetect.cli import add_io_options
-
     add_io_options(parser)
     parser.add_argument("--min-weight-ratio", type=float,
                         help="dynamic threshold: drop terms below this fraction of the mean term weight")
@@ -72,7 +71,6 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     """Run ``mwo index``, ``mwo join`` or ``mwo query`` from parsed arguments."""
     if args.mwo_command == "query":
         return _query(args)
-    from quiltdetect.cli import config_from_args, start_job
     from quiltdetect.mwo import job
 
     cfg = config_from_args(MwoConfig, args, MWO_OPTIONS).validate()

@@ -9,14 +9,13 @@ import yaml
 
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, show_defaults
 from quiltdetect.neardup.config import ALGORITHMS, PRESETS, NearDupConfig
+from quiltdetect.options import IO_OPTIONS, add_io_options, config_files, start_job
 
 OPTIONS = ("algorithm", "k", "wrap", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap", "top")
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``neardup`` (and ``neardup calibrate``) on the top-level subparsers."""
-    from quiltdetect.cli import add_io_options
-
     p = subparsers.add_parser("neardup", help="near-duplicate pairs and clusters (Broder, Charikar, Henzinger 2006)",
                               description="Find near-duplicate pages (SPEC §2). `quiltdetect neardup calibrate "
                                           "--pairs FILE` chooses thresholds on labelled pairs instead.")
@@ -41,8 +40,6 @@ def add_parser(subparsers: Any) -> None:
 
 def neardup_config(args: argparse.Namespace, *, need_io: bool = True) -> NearDupConfig:
     """Defaults <- preset <- --config <- options <- --set."""
-    from quiltdetect.cli import IO_OPTIONS, config_files
-
     preset = PRESETS[args.preset] if getattr(args, "preset", None) else {}
     file_layer = config_files(args)
     cli_layer = {n: getattr(args, n) for n in IO_OPTIONS + OPTIONS if getattr(args, n, None) is not None}
@@ -83,7 +80,6 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     """Run ``neardup`` (the Spark job) or ``neardup calibrate`` (no Spark)."""
     if args.action == "calibrate":
         return run_calibration(args)
-    from quiltdetect.cli import start_job
     from quiltdetect.neardup import job
 
     cfg = neardup_config(args)

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from quiltdetect.common.config import show_defaults
+from quiltdetect.options import add_io_options, config_from_args, start_job
 from quiltdetect.phrases.config import COVER_SAMPLES, MONSTER_ORDERS, SERVERS, PhrasesConfig
 
 OPTIONS = ("k", "shingles", "popular", "collapse_near_duplicates", "near_duplicate_b", "server", "cover_sample",
@@ -15,8 +16,6 @@ OPTIONS = ("k", "shingles", "popular", "collapse_near_duplicates", "near_duplica
 
 def add_parser(subparsers: Any) -> None:
     """Register ``phrases`` on the top-level subparsers."""
-    from quiltdetect.cli import add_io_options
-
     p = subparsers.add_parser(
         "phrases", help="phrase-level duplication: popular phrases, covering sets, monster sites (Fetterly 2005)",
         description="Sample each page's circular k-word phrases with m min-hash selectors, collapse "
@@ -52,14 +51,11 @@ def add_parser(subparsers: Any) -> None:
 
 def phrases_config(args: argparse.Namespace) -> PhrasesConfig:
     """Defaults <- --config <- options <- --set."""
-    from quiltdetect.cli import config_from_args
-
     return config_from_args(PhrasesConfig, args, OPTIONS).validate()
 
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
     """Build the session, run the phrase job, print the summary."""
-    from quiltdetect.cli import start_job
     from quiltdetect.phrases import job
 
     cfg = phrases_config(args)

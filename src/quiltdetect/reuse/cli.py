@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from quiltdetect.common.config import INPUT_FORMATS, show_defaults
+from quiltdetect.options import add_io_options, config_from_args, start_job
 from quiltdetect.reuse.config import ReuseConfig
 
 COMMON = ("stop_chunks", "builtin_stop_chunks", "max_component_repeats", "max_prefix_depth", "top")
@@ -17,8 +18,6 @@ OPTIONS = {"discover": COMMON + DISCOVER, "detect": COMMON + DISCOVER + DETECT,
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from quiltdetect.cli import add_io_options
-
     add_io_options(p)
     p.add_argument("--stop-chunks", action="append", metavar="FILE",
                    help="extra stop-chunk file (one chunk per line, see reuse/data/stop_chunks.txt); repeatable")
@@ -75,15 +74,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def reuse_config(args: argparse.Namespace) -> ReuseConfig:
-    from quiltdetect.cli import config_from_args
-
     cfg = config_from_args(ReuseConfig, args, OPTIONS[args.reuse_command])
     return cfg.validate(need_site=args.reuse_command == "mutate-eval")
 
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
     """Build the session, run the chosen step, print the summary."""
-    from quiltdetect.cli import start_job
     from quiltdetect.reuse import job
 
     cfg = reuse_config(args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from quiltdetect.common.config import ConfigError, show_defaults
+from quiltdetect.options import add_io_options, config_from_args, start_job
 from quiltdetect.quilts.config import FOREIGN_CHOICES
 from quiltdetect.sweep.config import GRIDS, SweepConfig, parse_values
 
@@ -13,8 +14,6 @@ OPTIONS = ("ks", "ms", "cs", "thetas", "phis", "pivot", "grid", "foreign", "coun
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``sweep`` with its options."""
-    from quiltdetect.cli import add_io_options
-
     p = subparsers.add_parser("sweep", help="sweep (k, m, c, θ) in one pass per (k, m): Table 1, Fig. 3, report")
     add_io_options(p)
     p.add_argument("-k", dest="ks_text", metavar="LIST", help="gram lengths, e.g. 2:10 or 3,5,8")
@@ -34,8 +33,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def sweep_config(args: argparse.Namespace) -> SweepConfig:
     """The sweep's configuration from its command line."""
-    from quiltdetect.cli import config_from_args
-
     for name, kind, flag in (("ks", int, "-k"), ("ms", int, "-m"), ("cs", int, "-c"),
                              ("thetas", float, "--theta"), ("phis", float, "--phi")):
         text = getattr(args, f"{name}_text", None)
@@ -56,7 +53,6 @@ def sweep_config(args: argparse.Namespace) -> SweepConfig:
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
     """Build the session, run the sweep, print Table 1."""
-    from quiltdetect.cli import start_job
     from quiltdetect.sweep import job
 
     cfg = sweep_config(args)
