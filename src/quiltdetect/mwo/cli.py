@@ -1,4 +1,4 @@
-"""``quiltdetect mwo index|query|join``: the MWO near-duplicate commands (SPEC §5)."""
+"""``quiltdetect mwo index|query|join``: the MWO near-duplicate commands (definitions §5)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ OPTIONS = ("algorithm", "k", "wrap", "b_threshold", "c_threshold", "combined_c_t
 def add_parser(subparsers: Any) -> None:
     """Register ``neardup`` (and ``neardup calibrate``) on the top-level subparsers."""
     p = subparsers.add_parser("neardup", help="near-duplicate pairs and clusters (Broder, Charikar, Henzinger 2006)",
-                              description="Find near-duplicate pages (SPEC §2). `quiltdetect neardup calibrate "
+                              description="Find near-duplicate pages (definitions §2). `quiltdetect neardup calibrate "
                                           "--pairs FILE` chooses thresholds on labelled pairs instead.")
     p.add_argument("action", nargs="?", choices=("run", "calibrate"), default="run",
                    help="run the job (default) or calibrate thresholds on labelled pairs")
