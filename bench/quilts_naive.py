@@ -32,7 +32,7 @@ def kgram_set(text: str | None, k: int) -> set[str]:
 
 
 def greedy(pairs: list[tuple[str, str]]) -> list[tuple[str, int, int]]:
-    """SPEC §1's greedy cover with its tie-break, written plainly (source, covered, shared)."""
+    """definitions §1's greedy cover with its tie-break, written plainly (source, covered, shared)."""
     remaining = set(pairs)
     shared = Counter(s for s, _ in remaining)
     picks = []

@@ -1,4 +1,4 @@
-"""Build the planted-copy benchmark of the content-reuse job (SPEC §4) from ../shared/data.
+"""Build the planted-copy benchmark of the content-reuse job (definitions §4) from ../shared/data.
 
 Writes under --out (nothing here is committed):
 

@@ -3,14 +3,16 @@ test_reliability.py, killed and resumed)."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
 from quiltdetect.cli import build_parser, main, quilt_config
-from quiltdetect.common.config import ConfigError
+from quiltdetect.common.config import ConfigError, shown_default
 from quiltdetect.quilts.config import QuiltConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,3 +76,72 @@ def test_missing_input_and_existing_output_fail_before_spark(tmp_path, capsys):
     assert "exists and is not empty" in capsys.readouterr().err
     assert main(["quilts", "--output", str(tmp_path / "p")]) == 2
     assert "no input" in capsys.readouterr().err
+
+
+def _subcommands(parser, prefix=()):
+    """(argv prefix, parser) of every leaf subcommand."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield prefix, parser
+        return
+    for name, sub in subs[0].choices.items():
+        yield from _subcommands(sub, (*prefix, name))
+
+
+def _config_of(argv: tuple[str, ...], args):
+    """The configuration each subcommand runs with, built by the function its runner calls."""
+    from quiltdetect.cli import config_from_args
+    from quiltdetect.ingest.job import IngestConfig
+    from quiltdetect.mwo.cli import MWO_OPTIONS
+    from quiltdetect.mwo.config import MwoConfig
+    from quiltdetect.neardup.cli import neardup_config
+    from quiltdetect.phrases.cli import phrases_config
+    from quiltdetect.reuse.cli import reuse_config
+    from quiltdetect.sweep.cli import sweep_config
+
+    builders = {"quilts": quilt_config, "neardup": neardup_config, "phrases": phrases_config,
+                "reuse": reuse_config, "sweep": sweep_config,
+                "ingest": lambda a: config_from_args(IngestConfig, a, ("write_rejects",)),
+                "mwo": lambda a: config_from_args(MwoConfig, a, MWO_OPTIONS)}
+    return builders[argv[0]](args)
+
+
+CONFIGURED = {"quilts", "ingest", "neardup", "phrases", "reuse", "mwo", "sweep"}
+
+
+@pytest.mark.parametrize("argv", [argv for argv, _ in _subcommands(build_parser())
+                                  if argv[0] in CONFIGURED and argv != ("mwo", "query")], ids=" ".join)
+def test_defaults_shown_in_help_are_the_defaults_used(argv, tmp_path):
+    """Every ``(default: X)`` in ``--help`` is what a run without that option uses, and no
+    option of a config field states a default by hand (it would drift; issue 17)."""
+    parser = dict(_subcommands(build_parser()))[argv]
+    extra = ["--site", "a.example/"] if argv == ("reuse", "mutate-eval") else []
+    args = build_parser().parse_args([*argv, "--input", str(SAMPLE), "--output", str(tmp_path / "o"), *extra])
+    cfg = _config_of(argv, args)
+    shown = 0
+    for action in parser._actions:
+        stated = re.findall(r"\(default:? ([^)]*)\)", action.help or "")
+        field = getattr(action, "config_field", None)
+        if field is None:
+            assert not any(re.match(r"[-0-9.]", s) for s in stated), (argv, action.dest, action.help)
+            continue
+        assert stated == [shown_default(getattr(cfg, field))], (argv, action.dest, action.help)
+        shown += 1
+    assert shown >= 1 or argv == ("ingest",), argv  # ingest has only the shared options
+
+
+@pytest.mark.parametrize("name", ["quilts", "ingest", "neardup", "phrases", "reuse", "mwo", "sweep"])
+def test_conf_files_hold_the_dataclass_defaults(name):
+    """conf/<job>.yaml documents the defaults: each value it names equals the config class's."""
+    from quiltdetect.common.config import JobConfig
+    from quiltdetect.mwo.config import MwoConfig
+    from quiltdetect.neardup.config import NearDupConfig
+    from quiltdetect.phrases.config import PhrasesConfig
+    from quiltdetect.reuse.config import ReuseConfig
+    from quiltdetect.sweep.config import SweepConfig
+
+    cls = {"quilts": QuiltConfig, "ingest": JobConfig, "neardup": NearDupConfig, "phrases": PhrasesConfig,
+           "reuse": ReuseConfig, "mwo": MwoConfig, "sweep": SweepConfig}[name]
+    shipped = yaml.safe_load((REPO / "conf" / f"{name}.yaml").read_text())
+    defaults = dataclasses.asdict(cls())
+    assert {k: v for k, v in shipped.items()} == {k: defaults[k] for k in shipped}, name

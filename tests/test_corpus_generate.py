@@ -48,7 +48,7 @@ def _grams(text: str, k: int) -> set[tuple[str, ...]]:
 
 
 def reference_quilts(docs: dict[str, str], k=5, m=50, c=4, theta=0.5):
-    """Plain-Python SPEC §1: patchfrac and greedy sources for every document."""
+    """Plain-Python definitions §1: patchfrac and greedy sources for every document."""
     grams = {d: _grams(t, k) for d, t in docs.items()}
     postings: dict[tuple, list[str]] = defaultdict(list)
     for d in sorted(grams):

@@ -1,4 +1,4 @@
-"""Parity: the Spark near-duplicate pairs and clusters equal the in-memory reference (SPEC §2).
+"""Parity: the Spark near-duplicate pairs and clusters equal the in-memory reference (definitions §2).
 
 Corpora are random pages plus near-copies (a few words changed, inserted or dropped), exact
 copies and empty pages, on hosts of a few sites, so every algorithm has pairs on both sides

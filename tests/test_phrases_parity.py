@@ -1,4 +1,4 @@
-"""Parity: the Spark phrase job equals the plain in-memory reference of SPEC §3.
+"""Parity: the Spark phrase job equals the plain in-memory reference of definitions §3.
 
 Corpora are drawn from a seeded generator: pages stitched from a small pool of sentences (so phrases
 become popular and covering sets have ties), random words, exact copies (collapsed), one-word

@@ -1,4 +1,4 @@
-"""Parity: the Spark quilt job equals the plain in-memory reference of SPEC §1.
+"""Parity: the Spark quilt job equals the plain in-memory reference of definitions §1.
 
 Each example is a batch of small random corpora with disjoint vocabularies (every word carries
 its corpus number), run through Spark as one table: no gram is shared across corpora, so the

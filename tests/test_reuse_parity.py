@@ -1,4 +1,4 @@
-"""Parity: the Spark content-reuse job equals the plain in-memory reference of SPEC §4.
+"""Parity: the Spark content-reuse job equals the plain in-memory reference of definitions §4.
 
 Random small corpora (hypothesis) with shared and unique paragraphs, stop chunks, whitespace
 variants, empty lines, exact duplicate pages, nested URL paths and recursion-error URLs go

@@ -10,15 +10,26 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from quiltdetect import __version__
-from quiltdetect.common.config import ConfigError, merge_settings, parse_override, read_yaml
+from quiltdetect.common.config import (
+    ConfigError,
+    merge_settings,
+    show_defaults,
+)
 from quiltdetect.ingest import cli as ingest_cli
 from quiltdetect.mwo import cli as mwo_cli
 from quiltdetect.neardup import cli as neardup_cli
+from quiltdetect.options import (  # noqa: F401
+    IO_OPTIONS,
+    add_io_options,
+    config_files,
+    config_from_args,
+    start_job,
+)
 from quiltdetect.phrases import cli as phrases_cli
-from quiltdetect.quilts.config import FOREIGN_CHOICES, INPUT_FORMATS, QuiltConfig
+from quiltdetect.quilts.config import FOREIGN_CHOICES, QuiltConfig
 from quiltdetect.reuse import cli as reuse_cli
 from quiltdetect.review import cli as review_cli
 from quiltdetect.sweep import cli as sweep_cli
@@ -27,71 +38,23 @@ log = logging.getLogger("quiltdetect")
 T = TypeVar("T")
 
 
-def add_io_options(parser: argparse.ArgumentParser) -> None:
-    """--input/--input-format/--output/--config/--set/--overwrite, shared by every analysis."""
-    parser.add_argument("--input", action="append", dest="inputs", metavar="PATH",
-                        help="a file, directory or glob; local or a Hadoop URI (s3a://, hdfs://, file://); repeatable")
-    parser.add_argument("--input-format", choices=INPUT_FORMATS,
-                        help="how to read the inputs (default: inferred per file from its name)")
-    parser.add_argument("--output", metavar="DIR", help="directory for the results (local or Hadoop URI)")
-    parser.add_argument("--config", action="append", metavar="FILE",
-                        help="YAML file of options (see conf/); repeatable, later files win")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one option, e.g. --set m=80 or --set spark.sql.shuffle.partitions=64")
-    parser.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output")
-    parser.add_argument("--master", help="Spark master for the console command (default local[*])")
-
-
 def add_quilt_options(parser: argparse.ArgumentParser) -> None:
     """The quilt parameters (k, m, c, θ) and the foreign rule."""
-    parser.add_argument("-k", type=int, help="gram length in words (default 5)")
-    parser.add_argument("-m", type=int, help="a patch gram occurs in at most m documents (default 50)")
-    parser.add_argument("-c", type=int, help="a quilt has at least c source documents (default 4)")
-    parser.add_argument("--theta", type=float, help="a quilt's patch fraction is at least theta (default 0.5)")
+    parser.add_argument("-k", type=int, help="gram length in words")
+    parser.add_argument("-m", type=int, help="a patch gram occurs in at most m documents")
+    parser.add_argument("-c", type=int, help="a quilt has at least c source documents")
+    parser.add_argument("--theta", type=float, help="a quilt's patch fraction is at least theta")
     parser.add_argument("--foreign", choices=FOREIGN_CHOICES,
-                        help="sources must live on another host / registered domain / IP (default none)")
+                        help="sources must live on another host / registered domain / IP")
     parser.add_argument("--count-occurrences", action="store_true", default=None,
                         help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
     parser.add_argument("--phi", type=float,
-                        help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, then re-judge c (default 0)")
+                        help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, then re-judge c")
     parser.add_argument("--exclude-attributed", action="store_true", default=None,
                         help="drop quilts that link to one of their sources (aggregators crediting them)")
-    parser.add_argument("--top", type=int, help="quilts shown in the summary (default 10)")
+    parser.add_argument("--top", type=int, help="quilts shown in the summary")
     parser.add_argument("--collapse-near-duplicates", action="store_true", default=None,
-                        help="keep one page per near-duplicate cluster first, as Fetterly 2005 (default off)")
-
-
-IO_OPTIONS = ("inputs", "input_format", "output", "overwrite")
-
-
-def config_files(args: argparse.Namespace) -> dict[str, Any]:
-    """The --config files merged in order (later files win; ``spark`` maps merge key by key)."""
-    merged: dict[str, Any] = {}
-    for path in getattr(args, "config", None) or []:
-        layer = read_yaml(path)
-        spark = {**merged.get("spark", {}), **(layer.get("spark") or {})}
-        merged.update(layer)
-        if spark:
-            merged["spark"] = spark
-    return merged
-
-
-def config_from_args(cls: type[T], args: argparse.Namespace, options: tuple[str, ...]) -> T:
-    """Defaults <- --config file <- the given command-line options <- --set overrides.
-
-    ``options`` names the attributes of ``args`` that map onto fields of ``cls``; options
-    the user did not give (None) leave the lower layers alone.
-    """
-    file_layer = config_files(args)
-    cli_layer: dict[str, Any] = {}
-    for name in IO_OPTIONS + options:
-        value = getattr(args, name, None)
-        if value is not None:
-            cli_layer[name] = value
-    if getattr(args, "master", None):
-        cli_layer["spark.master"] = args.master
-    overrides = dict(parse_override(item) for item in getattr(args, "set", []) or [])
-    return merge_settings(cls, file_layer, cli_layer, overrides)
+                        help="keep one page per near-duplicate cluster first, as Fetterly 2005")
 
 
 def quilt_config(args: argparse.Namespace) -> QuiltConfig:
@@ -113,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     quilts = sub.add_parser("quilts", help="find (k, m, c, θ)-quilted pages and their sources (Najork 2012)")
     add_io_options(quilts)
     add_quilt_options(quilts)
+    show_defaults(quilts, QuiltConfig)
 
     ingest_cli.add_parser(sub)
     neardup_cli.add_parser(sub)
@@ -141,22 +105,6 @@ def bundled_sample() -> Path:
         if candidate.is_dir():
             return candidate
     raise ConfigError("the bundled sample data was not found; give --sample DIR (data/sample of the repository)")
-
-
-def start_job(app_name: str, cfg: Any, *, local: bool):
-    """Check inputs and output (local ones before Spark starts), then build the session."""
-    from quiltdetect.common import fs
-    from quiltdetect.common.session import build_session
-    from quiltdetect.ingest.read import resolve_inputs
-
-    files = resolve_inputs(None, cfg.inputs, cfg.input_format)
-    fs.check_output(None, cfg.output, overwrite=cfg.overwrite)
-    if not cfg.overwrite and fs.is_local(cfg.output) and all(fs.is_local(p) for p in cfg.inputs):
-        from quiltdetect.common.runstate import refuse_other_runs
-        from quiltdetect.ingest.table import ingestion_key
-
-        refuse_other_runs(None, cfg.output, ingestion_key(None, cfg, files), None)
-    return build_session(app_name, cfg.spark, local=local)
 
 
 def run_quilts(cfg: QuiltConfig, *, local: bool) -> int:

@@ -215,3 +215,32 @@ def merge_settings(cls: type[T], *layers: dict[str, Any]) -> T:
 def to_yaml(config: Any) -> str:
     """The resolved configuration as YAML, written beside every output."""
     return yaml.safe_dump(dataclasses.asdict(config), sort_keys=False, allow_unicode=True)
+
+
+def shown_default(value: Any) -> str:
+    """A default as ``--help`` shows it (lists comma-separated, as the options take them)."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(shown_default(v) for v in value)
+    return str(value)
+
+
+def show_defaults(parser: Any, cls: type, fields: dict[str, str] | None = None) -> None:
+    """Append ``(default: X)`` to the help of every option of the argparse ``parser`` that sets a
+    field of the config class ``cls``, with X read from ``cls``'s own defaults: the config class is
+    the one place a default is written, so ``--help`` cannot drift from behaviour.
+
+    ``fields`` maps option destinations named otherwise (``ks_text`` -> ``ks``). Options whose
+    default is None (computed at run time) and flags whose default is what leaving them out
+    means (``store_true`` off, ``store_false`` on), and empty lists, are left as they are.
+    """
+    instance = cls()
+    defaults = {f.name: getattr(instance, f.name) for f in dataclasses.fields(cls)}
+    for action in parser._actions:
+        name = (fields or {}).get(action.dest, action.dest)
+        if name not in defaults or action.help in (None, "==SUPPRESS=="):
+            continue
+        value = defaults[name]
+        if value in (None, "", [], ()) or (isinstance(value, bool) and action.const is (not value)):
+            continue
+        action.help = f"{action.help} (default: {shown_default(value).replace('%', '%%')})"
+        action.config_field = name  # read by the test that checks shown defaults against behaviour

@@ -4,7 +4,7 @@ Pages are made of sentences from public prose collections (State of the Union an
 inaugural addresses, Wikipedia articles, the Lee news corpus, news article bodies),
 arranged the way a crawl looks: sites on distinct registered domains with skewed
 sizes, per-site boilerplate, exact mirrors and near-copies on other domains, and
-planted quilts (SPEC §1) with ground truth, plus "one or two borrowed patches"
+planted quilts (definitions §1) with ground truth, plus "one or two borrowed patches"
 controls that are *not* quilts.
 
 Guarantees (checked by ``tests/test_corpus_generate.py``):

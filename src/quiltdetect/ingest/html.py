@@ -1,11 +1,11 @@
-"""HTML -> visible text and the page fields some analyses need (SPEC §0, §2, §5).
+"""HTML -> visible text and the page fields some analyses need (definitions §0, §2, §5).
 
 Pure Python on top of selectolax's Lexbor backend, so that the heavy lifting
 (parsing, dropping script/style/..., CSS selection, text concatenation) runs in C.
 Called from inside pandas UDFs, so every public function here is total: garbage
 in, empty fields out, never an exception.
 
-Word rule (SPEC §0 "Markup is not text"): script, style, noscript, template, svg
+Word rule (definitions §0 "Markup is not text"): script, style, noscript, template, svg
 and comments produce no words; block-level elements separate words (a newline in
 ``text``) while inline elements do not (``Hel<b>lo</b>`` is one word "Hello").
 """

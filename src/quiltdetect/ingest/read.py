@@ -1,4 +1,4 @@
-"""The document table: every input format read into one DataFrame (SPEC §0).
+"""The document table: every input format read into one DataFrame (definitions §0).
 
 Files are listed on the driver (paths only), then each WARC/WET file is read by one task with
 the pure-Python record readers, so a bad file or record is a counted skip row, never a failed

@@ -1,4 +1,4 @@
-"""WARC / ARC / WET records -> document rows, with skip-and-count semantics (SPEC §0).
+"""WARC / ARC / WET records -> document rows, with skip-and-count semantics (definitions §0).
 
 One output row per input record: a *document* (``skip_reason is None``) or a
 *skip row* naming why the record is not one, so a run can report exactly what it

@@ -1,4 +1,4 @@
-"""Build the document table (SPEC §0) that every analysis starts from, and write it to docs/.
+"""Build the document table (definitions §0) that every analysis starts from, and write it to docs/.
 
 Columns: doc_key (long, unique, monotone in doc_id), doc_id, url, host, domain, ip, text,
 title, headings, anchors (text, href), meta_keywords, meta_description, images, warc_date,

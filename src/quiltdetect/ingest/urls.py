@@ -1,4 +1,4 @@
-"""URL helpers: host, registered domain and Henzinger site of a page (SPEC §0, §2).
+"""URL helpers: host, registered domain and Henzinger site of a page (definitions §0, §2).
 
 Pure Python, offline: the registered domain comes from the Public Suffix List
 copy bundled with ``publicsuffixlist`` (never fetched over the network), so the

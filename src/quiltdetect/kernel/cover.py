@@ -1,9 +1,9 @@
-"""Greedy set cover of one target's candidate pairs (SPEC §1 ``sources``).
+"""Greedy set cover of one target's candidate pairs (definitions §1 ``sources``).
 
 Input is the candidate set C of one document d: pairs (source d', patch gram g). Repeat
 until C is empty: pick the source that covers the most still-uncovered grams; ties go to the
 source sharing the most patch grams with d in total, then to the smallest source id (ids are
-assigned in doc_id string order, so this is SPEC's "smallest doc_id"). Picking a source drops
+assigned in doc_id string order, so this is definitions §1's "smallest doc_id"). Picking a source drops
 every pair whose gram it covers.
 
 The loop is incremental: each source's gain is kept in an array and only the pairs of newly

@@ -1,4 +1,4 @@
-"""Words and word hashes: SPEC §0's tokenisation, in plain Python + mmh3.
+"""Words and word hashes: definitions §0's tokenisation, in plain Python + mmh3.
 
 Words are maximal runs of Unicode letters and digits (``[^\\W_]+``), lower-cased.
 Each distinct word is hashed once per process with seeded 64-bit MurmurHash3

@@ -1,1 +1,1 @@
-"""Near-duplicate query and self-join by minimum weight overlap (Das, Mathew, Vijayaraghavan; SPEC §5)."""
+"""Near-duplicate query and self-join by minimum weight overlap (Das, Mathew, Vijayaraghavan; definitions §5)."""

@@ -1,4 +1,4 @@
-"""``quiltdetect mwo index|query|join``: the MWO near-duplicate commands (SPEC §5)."""
+"""``quiltdetect mwo index|query|join``: the MWO near-duplicate commands (definitions §5)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ import sys
 import time
 from dataclasses import asdict
 
+from quiltdetect.common.config import show_defaults
 from quiltdetect.mwo.config import MwoConfig
+from quiltdetect.options import add_io_options, config_from_args, start_job
 
 MWO_OPTIONS = ("t", "min_weight_ratio", "index_threshold", "top")
 
 
 def _add_job_options(parser: argparse.ArgumentParser) -> None:
-    from quiltdetect.cli import add_io_options
-
     add_io_options(parser)
     parser.add_argument("--min-weight-ratio", type=float,
-                        help="dynamic threshold: drop terms below this fraction of the mean term weight (default 0)")
+                        help="dynamic threshold: drop terms below this fraction of the mean term weight")
     parser.add_argument("--index-threshold", type=float,
-                        help="keep prefix postings for queries with t >= this (default 0.1)")
-    parser.add_argument("--top", type=int, help="pairs shown in the summary (default 10)")
+                        help="keep prefix postings for queries with t >= this")
+    parser.add_argument("--top", type=int, help="pairs shown in the summary")
 
 
 def add_parser(subparsers) -> None:
@@ -32,7 +32,9 @@ def add_parser(subparsers) -> None:
     _add_job_options(index)
     join = actions.add_parser("join", help="all pairs with MWO >= t on Spark (the output is also an index)")
     _add_job_options(join)
-    join.add_argument("-t", type=float, help="near-duplicates have MWO >= t (default 0.5)")
+    join.add_argument("-t", type=float, help="near-duplicates have MWO >= t")
+    for parser in (index, join):
+        show_defaults(parser, MwoConfig)
     query = actions.add_parser("query", help="the near-duplicates of one page in an index, ranked by MWO")
     query.add_argument("--index", required=True, metavar="DIR", help="an index written by `mwo index` (local)")
     query.add_argument("--page", action="append", default=[], metavar="FILE_OR_URL",
@@ -69,7 +71,6 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     """Run ``mwo index``, ``mwo join`` or ``mwo query`` from parsed arguments."""
     if args.mwo_command == "query":
         return _query(args)
-    from quiltdetect.cli import config_from_args, start_job
     from quiltdetect.mwo import job
 
     cfg = config_from_args(MwoConfig, args, MWO_OPTIONS).validate()

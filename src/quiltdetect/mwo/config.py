@@ -1,4 +1,4 @@
-"""MwoConfig: every setting of the MWO index and self-join (SPEC §5), defaults in conf/mwo.yaml."""
+"""MwoConfig: every setting of the MWO index and self-join (definitions §5), defaults in conf/mwo.yaml."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Rendering (the paper's phase 1): a page's fields -> its weighted term record.
 
 Tag removal is done by the foundation's HTML extraction; here each field is tokenised
-(SPEC §0 words), stop words are removed (the ``stopwords`` package's English list, the
+(definitions §0 words), stop words are removed (the ``stopwords`` package's English list, the
 175 words of the Snowball list) and
 the rest stemmed (Snowball English, ``snowballstemmer``); both ship their data inside the
 package, so nothing is fetched at run time. A term's weight sums its occurrences times

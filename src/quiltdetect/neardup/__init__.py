@@ -1,2 +1,2 @@
-"""Near-duplicate detection (SPEC §2): Broder's shingling (B), Charikar's simhash (C),
+"""Near-duplicate detection (definitions §2): Broder's shingling (B), Charikar's simhash (C),
 Henzinger's combined algorithm, and the clusters of the near-duplicate relation."""

@@ -7,41 +7,39 @@ from typing import Any
 
 import yaml
 
-from quiltdetect.common.config import ConfigError, merge_settings, parse_override
+from quiltdetect.common.config import ConfigError, merge_settings, parse_override, show_defaults
 from quiltdetect.neardup.config import ALGORITHMS, PRESETS, NearDupConfig
+from quiltdetect.options import IO_OPTIONS, add_io_options, config_files, start_job
 
 OPTIONS = ("algorithm", "k", "wrap", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap", "top")
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``neardup`` (and ``neardup calibrate``) on the top-level subparsers."""
-    from quiltdetect.cli import add_io_options
-
     p = subparsers.add_parser("neardup", help="near-duplicate pairs and clusters (Broder, Charikar, Henzinger 2006)",
-                              description="Find near-duplicate pages (SPEC §2). `quiltdetect neardup calibrate "
+                              description="Find near-duplicate pages (definitions §2). `quiltdetect neardup calibrate "
                                           "--pairs FILE` chooses thresholds on labelled pairs instead.")
     p.add_argument("action", nargs="?", choices=("run", "calibrate"), default="run",
                    help="run the job (default) or calibrate thresholds on labelled pairs")
     add_io_options(p)
-    p.add_argument("--algorithm", choices=ALGORITHMS, help="b | c | combined | combined-sites (default combined)")
+    p.add_argument("--algorithm", choices=ALGORITHMS, help="b | c | combined | combined-sites")
     p.add_argument("--preset", choices=sorted(PRESETS), help="start from named settings (henzinger2006: the paper's)")
-    p.add_argument("-k", type=int, help="shingle length in terms (default 8)")
+    p.add_argument("-k", type=int, help="shingle length in terms")
     p.add_argument("--wrap", action="store_true", default=None, help="wrap shingle windows around the page end")
     p.add_argument("--b-threshold", type=int, help="B-similar at >= this many equal supershingles of 6")
     p.add_argument("--c-threshold", type=int, help="C-similar at >= this many agreeing bits of 384")
     p.add_argument("--combined-c-threshold", type=int, help="combined: B-similar and C-similarity >= this")
-    p.add_argument("--bucket-cap", type=int, help="buckets with more pages give star edges, not all pairs (200)")
-    p.add_argument("--top", type=int, help="largest clusters shown in the summary (default 10)")
+    p.add_argument("--bucket-cap", type=int, help="buckets with more pages give star edges, not all pairs")
+    p.add_argument("--top", type=int, help="largest clusters shown in the summary")
     p.add_argument("--pairs", metavar="FILE", help="calibrate: labelled pairs, JSON Lines (.gz ok)")
     p.add_argument("--train-corpus", metavar="NAME", help="calibrate: choose thresholds on this corpus only")
     p.add_argument("--test-corpus", metavar="NAME", help="calibrate: report the chosen thresholds on this corpus")
     p.add_argument("--write-config", metavar="FILE", help="calibrate: write the chosen thresholds as YAML")
+    show_defaults(p, NearDupConfig)
 
 
 def neardup_config(args: argparse.Namespace, *, need_io: bool = True) -> NearDupConfig:
     """Defaults <- preset <- --config <- options <- --set."""
-    from quiltdetect.cli import IO_OPTIONS, config_files
-
     preset = PRESETS[args.preset] if getattr(args, "preset", None) else {}
     file_layer = config_files(args)
     cli_layer = {n: getattr(args, n) for n in IO_OPTIONS + OPTIONS if getattr(args, n, None) is not None}
@@ -82,7 +80,6 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     """Run ``neardup`` (the Spark job) or ``neardup calibrate`` (no Spark)."""
     if args.action == "calibrate":
         return run_calibration(args)
-    from quiltdetect.cli import start_job
     from quiltdetect.neardup import job
 
     cfg = neardup_config(args)

@@ -1,4 +1,4 @@
-"""Clusters: connected components of the near-duplicate relation, on Spark (SPEC §2).
+"""Clusters: connected components of the near-duplicate relation, on Spark (definitions §2).
 
 Large-star / small-star (Kiveris et al., "Connected Components in MapReduce and Beyond",
 SoCC 2014): edges are kept as (v, u) with v > u; large-star links every node's larger

@@ -1,4 +1,4 @@
-"""NearDupConfig: every setting of the near-duplicate job (SPEC §2), and named presets."""
+"""NearDupConfig: every setting of the near-duplicate job (definitions §2), and named presets."""
 
 from __future__ import annotations
 

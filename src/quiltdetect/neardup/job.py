@@ -1,4 +1,4 @@
-"""The near-duplicate job: document table -> fingerprints -> pairs -> clusters (SPEC §2)."""
+"""The near-duplicate job: document table -> fingerprints -> pairs -> clusters (definitions §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Plain in-memory near-duplicates of SPEC §2, the oracle of the parity tests.
+"""Plain in-memory near-duplicates of definitions §2, the oracle of the parity tests.
 
 All pairs of pages are compared (no buckets, no caps): a pair is reported when the algorithm's
 definition holds for its exact B- and C-similarity; clusters come from a union-find.

@@ -1,11 +1,11 @@
-"""Henzinger's tokens (SPEC §2): the terms both near-duplicate algorithms fingerprint.
+"""Henzinger's tokens (definitions §2): the terms both near-duplicate algorithms fingerprint.
 
 The document table already turned markup into white space (its ``text`` is the visible text,
 one line per block). What is left of Henzinger's rules: a URL written in the text is broken at
 slashes and dots into terms, and every IMG URL is one term: the whole URL when the image lives
 on another host, only its file name when it is on the page's own host (so a site's own images
 do not make its pages look alike more than a shared logo on another host would).
-Other text follows SPEC §0 (``[^\\W_]+``, lower-cased). Image terms follow the text terms.
+Other text follows definitions §0 (``[^\\W_]+``, lower-cased). Image terms follow the text terms.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def url_terms(url: str) -> list[str]:
 
 
 def text_terms(text: str | None) -> list[str]:
-    """The terms of visible text: URLs broken at slashes and dots, other words per SPEC §0."""
+    """The terms of visible text: URLs broken at slashes and dots, other words per definitions §0."""
     if not text:
         return []
     lowered = text.lower()

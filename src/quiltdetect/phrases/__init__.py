@@ -1,1 +1,1 @@
-"""Phrase-level duplication (Fetterly, Manasse, Najork 2005; SPEC §3)."""
+"""Phrase-level duplication (Fetterly, Manasse, Najork 2005; definitions §3)."""

@@ -1,4 +1,4 @@
-"""PhrasesConfig: every setting of the phrase-level duplication job (SPEC §3)."""
+"""PhrasesConfig: every setting of the phrase-level duplication job (definitions §3)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.covering import greedy_covering_set, sample_priority
 from quiltdetect.phrases.monsters import ordered_mean
-from quiltdetect.quilts.patch_grams import server_column
+from quiltdetect.quilts.servers import server_column
 
 COVER_SCHEMA = "target long, rank int, donor long, covered int, shared int, foreign boolean"
 

@@ -1,5 +1,5 @@
 """The phrase job: document table -> sampled shingles -> popular phrases, covering sets and
-host statistics (SPEC §3, Fetterly, Manasse, Najork 2005).
+host statistics (definitions §3, Fetterly, Manasse, Najork 2005).
 
 ``run(spark, cfg)`` reads as the paper's section 3: sample (§3.2), suppress near-duplicates and
 count popular shingles (§3.3), covering sets (§3.4), monsters (§3.5); one named stage each.

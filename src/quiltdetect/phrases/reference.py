@@ -1,4 +1,4 @@
-"""A plain in-memory implementation of SPEC §3, straight from the definitions.
+"""A plain in-memory implementation of definitions §3, straight from the definitions.
 
 It works on word tuples (phrases as text, not fingerprints), selects with Python integers,
 clusters by union-find over all pairs and builds covering sets by the naive greedy loop. It is
@@ -85,7 +85,7 @@ def greedy(target: str, popular_at: list[int], shingles: dict[str, list[Phrase]]
 
 
 def reference_phrases(docs: list[RefDoc], cfg: PhrasesConfig) -> RefPhrases:
-    """SPEC §3 on a list of documents (doc_ids distinct)."""
+    """definitions §3 on a list of documents (doc_ids distinct)."""
     k, m = cfg.k, cfg.shingles
     tokens = {d.doc_id: words(d.text) for d in docs}
     shingles, supers = {}, {}

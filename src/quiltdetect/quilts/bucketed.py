@@ -38,7 +38,7 @@ from quiltdetect.kernel.buckets import (
     patch_mask,
     sort_pairs,
 )
-from quiltdetect.quilts.patch_grams import server_column
+from quiltdetect.quilts.servers import server_column
 
 SERVER_SEED = 0x53525652  # "SRVR": server names -> 64-bit ids, compared for equality only
 
@@ -308,6 +308,11 @@ def _fraction_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch
 def fractions_of(doc_table: DataFrame) -> DataFrame:
     """(doc_key, n_grams, n_patch_grams, patchfrac) for every document with grams."""
     return doc_table.mapInArrow(_fraction_rows, FRACTIONS_DDL)
+
+
+def patchy_docs(fractions: DataFrame, theta: float) -> DataFrame:
+    """Documents whose patch fraction is at least theta and that have a patch gram."""
+    return fractions.where((F.col("patchfrac") >= theta) & (F.col("n_patch_grams") > 0))
 
 
 # --------------------------------------------------------------------------- sources

@@ -1,4 +1,4 @@
-"""QuiltConfig: every setting of the quilt job, with SPEC §1's defaults."""
+"""QuiltConfig: every setting of the quilt job, with definitions §1's defaults."""
 
 from __future__ import annotations
 

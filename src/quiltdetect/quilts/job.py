@@ -1,4 +1,4 @@
-"""The quilt job: WARC/WET/tables -> document table -> quilts with their sources (SPEC §1).
+"""The quilt job: WARC/WET/tables -> document table -> quilts with their sources (definitions §1).
 
 ``run(spark, cfg)`` reads as the paper's figure 5, one timed and named stage per step.
 """
@@ -25,9 +25,9 @@ from quiltdetect.quilts.bucketed import (
     gram_bucket_counts,
     gram_buckets,
     patch_counts,
+    patchy_docs,
 )
 from quiltdetect.quilts.config import QuiltConfig
-from quiltdetect.quilts.patchfrac import patchy_docs
 from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contributing
 
 log = logging.getLogger(__name__)

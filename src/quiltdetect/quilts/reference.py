@@ -1,4 +1,4 @@
-"""A plain in-memory implementation of SPEC §1, straight from the definitions.
+"""A plain in-memory implementation of definitions §1, straight from the definitions.
 
 It works on real word tuples, not fingerprints, so it also checks the kernel's hashing.
 It is the oracle of the parity tests and small enough to read against the paper.
@@ -58,7 +58,7 @@ def kgrams(text: str, k: int) -> list[tuple[str, ...]]:
 
 
 def greedy_sources(pairs: set[tuple[str, tuple]], shared: Counter) -> list[tuple[str, int, int]]:
-    """SPEC's greedy cover over pairs (source doc_id, gram), with its tie-break."""
+    """The greedy cover of definitions §1 over pairs (source doc_id, gram), with its tie-break."""
     remaining = set(pairs)
     picks: list[tuple[str, int, int]] = []
     while remaining:

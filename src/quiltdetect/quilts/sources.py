@@ -1,52 +1,10 @@
-"""Candidate triples, greedy source cover per target, and the quilts (figure 5, stages 6-14)."""
+"""From greedy covers to quilts: contributing sources, attribution, cover sizes, the quilts table
+(figure 5, stages 10-14; the covers themselves come from ``bucketed.cover_sources``)."""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-
-from quiltdetect.kernel.cover import greedy_cover
-
-COVER_SCHEMA = "target long, rank int, source long, covered long, shared long, n_pairs long"
-
-
-def candidate_triples(patch_doc_grams: DataFrame, patchy: DataFrame, *, foreign: bool) -> DataFrame:
-    """(target, gram, source) for patchy targets only: the pairs C of every patchy document.
-
-    A self-join of the patch-gram rows on gram; each patch gram has at most m documents, so
-    a gram contributes at most m*(m-1) triples. With ``foreign`` the source's server differs.
-    """
-    targets = patch_doc_grams.join(patchy.select("doc_key"), on="doc_key", how="left_semi").select(
-        F.col("doc_key").alias("target"), "gram", F.col("server").alias("target_server")
-    )
-    sources = patch_doc_grams.select(F.col("doc_key").alias("source"), "gram", F.col("server").alias("source_server"))
-    triples = targets.join(sources, on="gram").where(F.col("source") != F.col("target"))
-    if foreign:
-        triples = triples.where(F.col("source_server") != F.col("target_server"))
-    return triples.select("target", "gram", "source")
-
-
-def cover_group(pairs: pd.DataFrame) -> pd.DataFrame:
-    """The greedy cover of one target's pairs, one row per picked source (a grouped-map UDF)."""
-    cover = greedy_cover(pairs["gram"].to_numpy(np.int64), pairs["source"].to_numpy(np.int64))
-    n = len(cover)
-    return pd.DataFrame(
-        {
-            "target": np.full(n, pairs["target"].iat[0], dtype=np.int64),
-            "rank": np.arange(1, n + 1, dtype=np.int32),
-            "source": cover.sources,
-            "covered": cover.covered,
-            "shared": cover.shared,
-            "n_pairs": np.full(n, len(pairs), dtype=np.int64),
-        }
-    )
-
-
-def cover_sources(triples: DataFrame) -> DataFrame:
-    """Greedy covers of all patchy targets, computed per target in a grouped pandas UDF."""
-    return triples.groupBy("target").applyInPandas(cover_group, schema=COVER_SCHEMA)
 
 
 def keep_contributing(covers: DataFrame, fractions: DataFrame, phi: float) -> DataFrame:
@@ -97,7 +55,7 @@ def cover_sizes(covers: DataFrame) -> DataFrame:
 def assemble_quilts(
     fractions: DataFrame, covers: DataFrame, docs: DataFrame, c: int, *, exclude_attributed: bool = False
 ) -> DataFrame:
-    """The quilts table: SPEC's columns, sources in pick order, ids as strings again.
+    """The quilts table: the columns of definitions §1, sources in pick order, ids as strings again.
 
     Each source says whether the quilt links to it (``attributed``); the quilt carries
     ``n_attributed_sources`` and ``attributed`` (at least one), and ``exclude_attributed``

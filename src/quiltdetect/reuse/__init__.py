@@ -1,1 +1,1 @@
-"""Content reuse (Ardi & Heidemann 2014, SPEC §4): chunk hashing, discovery, detection, bad neighborhoods."""
+"""Content reuse (Ardi & Heidemann 2014, definitions §4): chunk hashing, discovery, detection, bad neighborhoods."""

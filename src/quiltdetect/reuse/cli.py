@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from quiltdetect.common.config import INPUT_FORMATS
+from quiltdetect.common.config import INPUT_FORMATS, show_defaults
+from quiltdetect.options import add_io_options, config_from_args, start_job
 from quiltdetect.reuse.config import ReuseConfig
 
 COMMON = ("stop_chunks", "builtin_stop_chunks", "max_component_repeats", "max_prefix_depth", "top")
@@ -17,24 +18,22 @@ OPTIONS = {"discover": COMMON + DISCOVER, "detect": COMMON + DISCOVER + DETECT,
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from quiltdetect.cli import add_io_options
-
     add_io_options(p)
     p.add_argument("--stop-chunks", action="append", metavar="FILE",
                    help="extra stop-chunk file (one chunk per line, see reuse/data/stop_chunks.txt); repeatable")
     p.add_argument("--no-builtin-stop-chunks", dest="builtin_stop_chunks", action="store_false", default=None,
                    help="do not use the stop-chunk list shipped with quiltdetect")
     p.add_argument("--max-component-repeats", type=int,
-                   help="a URL whose path repeats a component more often is a recursion error (default 3)")
+                   help="a URL whose path repeats a component more often is a recursion error")
     p.add_argument("--max-prefix-depth", type=int,
-                   help="a URL whose neighborhood is deeper (host = 1) is a recursion error (default 96)")
-    p.add_argument("--top", type=int, help="rows shown in the summary (default 20)")
+                   help="a URL whose neighborhood is deeper (host = 1) is a recursion error")
+    p.add_argument("--top", type=int, help="rows shown in the summary")
     p.add_argument("--chunk-threshold", type=int,
-                   help="blind discovery labels chunks occurring more often than this (default 10)")
+                   help="blind discovery labels chunks occurring more often than this")
     p.add_argument("--file-threshold", type=int,
-                   help="blind discovery labels files occurring more often than this (default 10)")
+                   help="blind discovery labels files occurring more often than this")
     p.add_argument("--top-objects", type=int,
-                   help="most frequent files/chunks written with an example text (default 500)")
+                   help="most frequent files/chunks written with an example text")
 
 
 def _detect(p: argparse.ArgumentParser) -> None:
@@ -43,7 +42,7 @@ def _detect(p: argparse.ArgumentParser) -> None:
                         "default: blind discovery on the input")
     p.add_argument("--labeled-format", choices=INPUT_FORMATS, help="input format of a labeled corpus")
     p.add_argument("--min-chunk-chars", type=int,
-                   help="labeled-corpus chunks shorter than this many characters are left out (default 100)")
+                   help="labeled-corpus chunks shorter than this many characters are left out")
     p.add_argument("--partial-threshold", type=float,
                    help="contains above this makes a partial target (default: mean + std over pages)")
     p.add_argument("--badness-threshold", type=float,
@@ -64,24 +63,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     _common(mutate)
     _detect(mutate)
     mutate.add_argument("--site", help="the neighborhood to mutate, e.g. copies.example.org/")
-    mutate.add_argument("--mutations", help="comma-separated: add,delete,modify (default all)")
+    mutate.add_argument("--mutations", help="comma-separated: add,delete,modify")
     mutate.add_argument("--max-mutations-cpp", type=float,
-                        help="x axis up to this many times the average chunks per page (default 6)")
-    mutate.add_argument("--runs", type=int, help="runs averaged per point (default 10)")
-    mutate.add_argument("--seed", type=int, help="random seed of the mutations (default 1)")
+                        help="x axis up to this many times the average chunks per page")
+    mutate.add_argument("--runs", type=int, help="runs averaged per point")
+    mutate.add_argument("--seed", type=int, help="random seed of the mutations")
+    for parser in (discover, detect, mutate):
+        show_defaults(parser, ReuseConfig)
     return reuse
 
 
 def reuse_config(args: argparse.Namespace) -> ReuseConfig:
-    from quiltdetect.cli import config_from_args
-
     cfg = config_from_args(ReuseConfig, args, OPTIONS[args.reuse_command])
     return cfg.validate(need_site=args.reuse_command == "mutate-eval")
 
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
     """Build the session, run the chosen step, print the summary."""
-    from quiltdetect.cli import start_job
     from quiltdetect.reuse import job
 
     cfg = reuse_config(args)
@@ -115,14 +113,14 @@ def format_summary(result: Any, cfg: ReuseConfig) -> str:
         for r in report["top_pages"]:
             lines.append(f"  {r['contains']:.3f}  {r['n_labeled_chunks']:>4}/{r['n_chunks']:<4}  {r['url']}")
         if not report["top_pages"]:
-            lines.append("  (none)")
+            lines.append(" ")
     if report.get("top_neighborhoods") is not None:
         lines.append(f"top bad neighborhoods by bad chunks (badness > {report['badness_threshold']:.3f}):")
         for r in report["top_neighborhoods"]:
             lines.append(f"  {r['badness']:.3f}  {r['bad_chunks']:>6,} bad chunks  {r['n_pages']:>5,} pages  "
                          f"{r['neighborhood']}")
         if not report["top_neighborhoods"]:
-            lines.append("  (none)")
+            lines.append(" ")
     if report.get("tolerance") is not None:
         lines.append(f"mutations tolerated on {cfg.site} (mutations per page / cpp, cpp = {report['cpp']:.1f}):")
         for r in report["tolerance"].itertuples():

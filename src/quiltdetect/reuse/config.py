@@ -1,4 +1,4 @@
-"""ReuseConfig: every setting of the content-reuse job (SPEC §4), defaults in conf/reuse.yaml."""
+"""ReuseConfig: every setting of the content-reuse job (definitions §4), defaults in conf/reuse.yaml."""
 
 from __future__ import annotations
 

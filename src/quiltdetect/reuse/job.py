@@ -1,4 +1,4 @@
-"""The content-reuse job (SPEC §4): discover, detect and mutate-eval, one timed stage per step.
+"""The content-reuse job (definitions §4): discover, detect and mutate-eval, one timed stage per step.
 
 Step 0 removes recursion-error URLs; steps 1-2 hash files and chunks; discovery (3b) labels
 the frequent objects, or (3a) a named corpus is labeled; detection matches objects (4), scores

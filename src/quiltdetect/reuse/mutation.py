@@ -48,7 +48,7 @@ def mutate_page(flags: np.ndarray, op: str, n: int, rng: np.random.Generator) ->
 def site_scores(pages: Sequence[np.ndarray], page_threshold: float) -> dict[str, float]:
     """contains per surviving page, its mean, pages above the threshold, and badness of the site.
 
-    The site's badness is the mean of contains over its pages (SPEC §4), so it equals the mean
+    The site's badness is the mean of contains over its pages (definitions §4), so it equals the mean
     page badness of the same pages; ``chunk_ratio`` pools the chunks instead (§3.3).
     """
     sizes = np.fromiter((len(p) for p in pages), dtype=np.int64, count=len(pages))

@@ -1,4 +1,4 @@
-"""Plain in-memory implementation of SPEC §4, written from the definitions: the parity oracle.
+"""Plain in-memory implementation of definitions §4, written from the definitions: the parity oracle.
 
 No Spark and none of the job's data layout: dictionaries and Counters over whole documents.
 """

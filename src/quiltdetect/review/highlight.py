@@ -1,7 +1,7 @@
 """Patches of a quilt located in its text: which words come from which source (no Spark).
 
 The run keeps only counts, so the shared grams are recomputed here with the kernel: the
-words of the quilt and of each source are tokenised with their character spans (SPEC §0:
+words of the quilt and of each source are tokenised with their character spans (definitions §0:
 ``[^\\W_]+``, lower-cased), hashed into k-gram fingerprints exactly as the job does, and a
 gram of the quilt takes the colour of the first source in pick order that contains it (the
 greedy cover's attribution). A word is coloured by the earliest-picked source among the

@@ -20,10 +20,19 @@ from quiltdetect import lifecycle
 from quiltdetect.common import fs
 from quiltdetect.common.csvsafe import safe_cell
 from quiltdetect.common.metrics import RunMetrics
+from quiltdetect.ingest.table import SPILL
 from quiltdetect.lifecycle import JobRun
+from quiltdetect.quilts.bucketed import gram_bucket_counts
 from quiltdetect.sweep.config import SweepConfig
 from quiltdetect.sweep.grid import grid_breaks, grid_counts
-from quiltdetect.sweep.outcomes import cell_counts, doc_outcomes, gram_pass, transition_counts
+from quiltdetect.sweep.outcomes import (
+    bucket_counts,
+    cell_counts,
+    doc_outcomes,
+    gram_pass,
+    patch_pass,
+    transition_counts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -77,17 +86,18 @@ def sweep(job: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
     """Every pass of the sweep; writes outcomes/ and returns the table rows."""
     spark, cfg, metrics = job.spark, job.cfg, job.metrics
     rows: list[dict[str, Any]] = []
+    n = bucket_counts(docs)
     for k, group in groupby(cfg.passes(), key=lambda km: km[0]):
         ms = [m for _, m in group]
-        with metrics.stage(spark, f"grams_k{k}", f"{k}-gram sets and document frequencies") as counts:
-            gram_sets, grams, df_table = gram_pass(docs, k, cfg)
-            counts["documents_with_grams"] = gram_sets.count()
-            counts["distinct_grams"] = df_table.count()
+        with metrics.stage(spark, f"grams_k{k}", f"{k}-gram sets per document, as gram buckets") as counts:
+            grams = gram_pass(docs, k, cfg, n)
+            counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(grams, n)
         previous = None
         for m in ms:
             with metrics.stage(spark, f"pass_k{k}_m{m}", f"patchfrac and greedy covers, k={k} m={m}") as counts:
-                outcomes = job.write(doc_outcomes(docs, gram_sets, grams, df_table, m, cfg).orderBy("doc_id"),
-                                     f"outcomes/k={k}/m={m}")
+                doc_table = patch_pass(docs, grams, n, m, cfg).persist(SPILL)
+                outcomes = job.write(doc_outcomes(docs, doc_table, n, cfg).orderBy("doc_id"), f"outcomes/k={k}/m={m}")
+                doc_table.unpersist()
                 cells = cell_counts(outcomes, cfg)
                 transitions = transition_counts(previous, outcomes, cfg) if previous is not None else None
                 new = grid_rows(k, m, cells, transitions, cfg)
@@ -96,8 +106,7 @@ def sweep(job: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
                 pivot = [r for r in new if r["c"] == cfg.pivot[2] and r["theta"] == cfg.pivot[3]]
                 counts["quilted_at_pivot_c_theta"] = pivot[0]["quilted"] if pivot else None
                 previous = outcomes
-        gram_sets.unpersist()
-        df_table.unpersist()
+        grams.unpersist()
     return rows
 
 

@@ -1,8 +1,8 @@
 """One Spark pass per (k, m): each document's patch fraction and cover size (Theorems 1-3).
 
-The grams of one k are computed once and shared by every m; per m the quilt job's own
-transforms give patch grams, patch fractions and greedy covers for documents with
-patchfrac >= min θ. What every (θ, c, φ) needs follows from the per-document outcome
+The gram buckets of one k are computed once and shared by every m; per m the quilt job's own
+dataflow (``quilts.bucketed``: patch grams, patch fractions, greedy covers) runs with θ = min θ.
+What every (θ, c, φ) needs follows from the per-document outcome
 ``(patchfrac, n_sources[φ], n_attributed[φ])``, so no (θ, c) needs another pass.
 """
 
@@ -12,31 +12,34 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from quiltdetect.ingest.table import SPILL
-from quiltdetect.quilts.patch_grams import (
-    doc_gram_sets,
-    doc_grams,
-    doc_patch_grams,
-    document_frequency,
-    patch_gram_table,
-    with_server,
+from quiltdetect.quilts.bucketed import (
+    bucket_count,
+    cover_sources,
+    doc_buckets,
+    fractions_of,
+    gram_buckets,
 )
-from quiltdetect.quilts.patchfrac import patchfrac, patchy_docs
-from quiltdetect.quilts.sources import candidate_triples, cover_sources, mark_attributed
+from quiltdetect.quilts.sources import mark_attributed
 from quiltdetect.sweep.config import SweepConfig
 
 
-def gram_pass(docs: DataFrame, k: int, cfg: SweepConfig) -> tuple[DataFrame, DataFrame, DataFrame]:
-    """(gram sets, exploded grams, document frequencies) of one k, persisted for all its m."""
-    with_counts = cfg.count_occurrences
-    gram_sets = with_server(doc_gram_sets(docs, k, with_counts=with_counts), docs, cfg.foreign).persist(SPILL)
-    grams = doc_grams(gram_sets, with_counts=with_counts)
-    df_table = document_frequency(grams).persist(SPILL)
-    return gram_sets, grams, df_table
+def bucket_counts(docs: DataFrame) -> int:
+    """The gram and document bucket count, from the shuffle partitions (as the quilt job's)."""
+    return bucket_count(int(docs.sparkSession.conf.get("spark.sql.shuffle.partitions")))
 
 
-def doc_outcomes(
-    docs: DataFrame, gram_sets: DataFrame, grams: DataFrame, df_table: DataFrame, m: int, cfg: SweepConfig
-) -> DataFrame:
+def gram_pass(docs: DataFrame, k: int, cfg: SweepConfig, n: int) -> DataFrame:
+    """The gram buckets of one k (``quilts.bucketed``), persisted for all its m."""
+    return gram_buckets(docs, k, n, with_counts=cfg.count_occurrences).persist(SPILL)
+
+
+def patch_pass(docs: DataFrame, grams: DataFrame, n: int, m: int, cfg: SweepConfig) -> DataFrame:
+    """The doc-bucket table of one (k, m): patch pairs and per-document counts (persist it: both
+    the patch fractions and the covers read it)."""
+    return doc_buckets(grams, docs, m, n, n, with_counts=cfg.count_occurrences, foreign=cfg.foreign)
+
+
+def doc_outcomes(docs: DataFrame, doc_table: DataFrame, n: int, cfg: SweepConfig) -> DataFrame:
     """Per document with grams: doc_key, doc_id, n_grams, n_patch_grams, patchfrac,
     n_sources and n_attributed (int arrays, one entry per φ of ``cfg.phis``).
 
@@ -44,10 +47,9 @@ def doc_outcomes(
     the quilt job run with θ = min θ; a source counts for φ when it covered >= φ·|pgrams(d)|
     grams at its pick, and is attributed when d links to its URL.
     """
-    patch_rows = doc_patch_grams(grams, patch_gram_table(df_table, m))
-    fractions = patchfrac(gram_sets, patch_rows, count_occurrences=cfg.count_occurrences)
-    patchy = patchy_docs(fractions, min(cfg.thetas))
-    covers = mark_attributed(cover_sources(candidate_triples(patch_rows, patchy, foreign=cfg.foreign != "none")), docs)
+    fractions = fractions_of(doc_table)
+    picked = cover_sources(doc_table, min(cfg.thetas), n, n, foreign=cfg.foreign != "none")
+    covers = mark_attributed(picked, docs)
     need = F.col("n_patch_grams")
     per_phi_sources = [F.sum((F.col("covered") >= F.lit(phi) * need).cast("int")) for phi in cfg.phis]
     per_phi_attributed = [
