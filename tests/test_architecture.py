@@ -104,3 +104,14 @@ def test_the_kernel_never_imports_spark():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.split(".")[0] == "pyspark" for n in names), path
+
+
+def test_each_bucket_table_is_defined_once_in_arrow_and_its_spark_ddl_derived():
+    import pyarrow as pa
+
+    from quiltdetect.quilts import bucketed
+
+    assert bucketed.ddl(pa.schema([("a", pa.int32()), ("b", pa.binary()), ("c", pa.float64())])) == \
+        "a int, b binary, c double"
+    for name in ("GRAM_BUCKETS", "DOC_PARTS", "DOC_BUCKETS", "TRIPLE_PARTS", "FRACTIONS"):
+        assert getattr(bucketed, f"{name}_DDL") == bucketed.ddl(getattr(bucketed, name))

@@ -42,29 +42,37 @@ from quiltdetect.quilts.servers import server_column
 
 SERVER_SEED = 0x53525652  # "SRVR": server names -> 64-bit ids, compared for equality only
 
+_SPARK_TYPES = {pa.int8(): "byte", pa.int32(): "int", pa.int64(): "long", pa.float64(): "double",
+                pa.binary(): "binary", pa.string(): "string"}
+
+
+def ddl(schema: pa.Schema) -> str:
+    """The Spark DDL of an Arrow schema, so each table's columns are written once (here, in Arrow)."""
+    return ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in schema)
+
+
 GRAM_BUCKETS = pa.schema([("bucket", pa.int32()), ("n", pa.int64()), ("gram", pa.binary()),
                           ("doc", pa.binary()), ("count", pa.binary())])
-GRAM_BUCKETS_DDL = "bucket int, n long, gram binary, doc binary, count binary"
 # Rows shuffled to doc buckets: part 0 = patch pairs (a=gram, b=doc, c=count), 1 = document
 # statistics (a=doc, b=n_grams, c=n_distinct), 2 = servers (a=doc, b=server id).
 DOC_PARTS = pa.schema([("dbucket", pa.int32()), ("part", pa.int8()), ("n_distinct", pa.int64()),
                        ("n_patch_grams", pa.int64()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary())])
-DOC_PARTS_DDL = "dbucket int, part byte, n_distinct long, n_patch_grams long, a binary, b binary, c binary"
 DOC_BUCKETS = pa.schema([("dbucket", pa.int32()), ("distinct_grams", pa.int64()), ("patch_grams", pa.int64()),
                          ("n_pairs", pa.int64()), ("gram", pa.binary()), ("doc", pa.binary()), ("count", pa.binary()),
                          ("sdoc", pa.binary()), ("n_grams", pa.binary()), ("n_patch", pa.binary()),
                          ("server", pa.binary())])
-DOC_BUCKETS_DDL = ("dbucket int, distinct_grams long, patch_grams long, n_pairs long, gram binary, doc binary, "
-                   "count binary, sdoc binary, n_grams binary, n_patch binary, server binary")
 TRIPLE_PARTS = pa.schema([("bucket", pa.int32()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary()),
                           ("d", pa.binary())])
-TRIPLE_PARTS_DDL = "bucket int, a binary, b binary, c binary, d binary"
 COVER_SCHEMA = pa.schema([("target", pa.int64()), ("rank", pa.int32()), ("source", pa.int64()),
                           ("covered", pa.int64()), ("shared", pa.int64()), ("n_pairs", pa.int64())])
-COVER_DDL = "target long, rank int, source long, covered long, shared long, n_pairs long"
 FRACTIONS = pa.schema([("doc_key", pa.int64()), ("n_grams", pa.int64()), ("n_patch_grams", pa.int64()),
                        ("patchfrac", pa.float64())])
-FRACTIONS_DDL = "doc_key long, n_grams long, n_patch_grams long, patchfrac double"
+GRAM_BUCKETS_DDL = ddl(GRAM_BUCKETS)
+DOC_PARTS_DDL = ddl(DOC_PARTS)
+DOC_BUCKETS_DDL = ddl(DOC_BUCKETS)
+TRIPLE_PARTS_DDL = ddl(TRIPLE_PARTS)
+COVER_DDL = ddl(COVER_SCHEMA)
+FRACTIONS_DDL = ddl(FRACTIONS)
 
 _EMPTY = np.empty(0, dtype=np.int64)
 
