@@ -197,7 +197,7 @@ def find_phrases(job: JobRun, docs: DataFrame, kept: DataFrame) -> None:
                 f"Figs. 8-9: hosts with >= {cfg.min_host_pages} pages"),
         }
         for name, png in figures.items():
-            plots.write_png(spark, fs.join(cfg.output, name), png)
+            fs.write_bytes(spark, fs.join(cfg.output, name), png)
         counts["figures"] = len(figures)
 
 

@@ -1,13 +1,10 @@
 """The paper's figures as PNG files (matplotlib, Agg backend), from small driver-side tables.
 
-Each function returns the PNG bytes; ``write_png`` puts them beside the tables, on a local
-path or any Hadoop file system (through the sweep report's byte writer, the one place that
-writes binary files through ``common.fs``'s Hadoop handle).
+Each function returns the PNG bytes (``common.plots.png_bytes``); the job writes them beside
+the tables with ``fs.write_bytes``, on a local path or any Hadoop file system.
 """
 
 from __future__ import annotations
-
-import io
 
 import matplotlib
 import matplotlib.ticker
@@ -16,9 +13,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from pyspark.sql import SparkSession  # noqa: E402
 
-from quiltdetect.common import fs  # noqa: E402
+from quiltdetect.common.plots import png_bytes  # noqa: E402
 
 DPI = 110
 
@@ -31,16 +27,7 @@ def _plain_log(axis) -> None:
 
 
 def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def write_png(spark: SparkSession, uri: str, data: bytes) -> None:
-    """Write PNG bytes to a local path or a Hadoop URI (s3a://, hdfs://), overwriting it."""
-    fs.write_bytes(spark, uri, data)
+    return png_bytes(fig, dpi=DPI, tight=True)
 
 
 def occurrences_plot(table: pd.DataFrame, threshold: int, title: str) -> bytes:

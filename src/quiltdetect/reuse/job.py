@@ -69,11 +69,6 @@ class ReuseRun:
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def _local_out(cfg: ReuseConfig, name: str) -> str | None:
-    """Path for a driver-written file (plots need a local path), or None on remote outputs."""
-    return fs.local_path(fs.join(cfg.output, name)) if fs.is_local(cfg.output) else None
-
-
 def _write_tsv(spark: SparkSession, cfg: ReuseConfig, name: str, frame: pd.DataFrame) -> None:
     """A table for people and spreadsheets: text cells that would run as formulas get a leading '."""
     fs.write_text(spark, fs.join(cfg.output, name), tsv_text(frame))
@@ -178,11 +173,11 @@ def discover(job: JobRun, corpus: Corpus) -> tuple[DataFrame, dict]:
             counts[f"labeled_{kind}s"] = int(above["n_objects"].sum())
             counts[f"labeled_{kind}_occurrences"] = int((above["occurrences"] * above["n_objects"]).sum())
             counts[f"unique_{kind}s"] = int(part.loc[part["occurrences"] == 1, "n_objects"].sum())
-            target = _local_out(cfg, f"discovery_{kind}s.png")
-            if target and len(part):
-                plots.frequency_plot(part["occurrences"], part["n_objects"], threshold, kind, target,
-                                     f"{kind}-level discovery: {counts[f'distinct_{kind}s']:,} distinct {kind}s, "
-                                     f"{counts[f'labeled_{kind}s']:,} labeled (stop chunks removed)")
+            if len(part):
+                fs.write_bytes(spark, fs.join(cfg.output, f"discovery_{kind}s.png"), plots.frequency_plot(
+                    part["occurrences"], part["n_objects"], threshold, kind,
+                    f"{kind}-level discovery: {counts[f'distinct_{kind}s']:,} distinct {kind}s, "
+                    f"{counts[f'labeled_{kind}s']:,} labeled (stop chunks removed)"))
         for kind, freq in (("chunk", chunk_freq), ("file", file_freq)):
             top = _top_with_text(freq, corpus.docs, cfg.top_objects, kind)
             _write_tsv(spark, cfg, f"top_{kind}s.tsv", top)
@@ -303,11 +298,10 @@ def detect(job: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
         hist["badness_to"] = (hist["bin"] + 1) / BADNESS_BINS
         hist["cdf"] = hist["n_neighborhoods"].cumsum() / max(int(hist["n_neighborhoods"].sum()), 1)
         _write_tsv(spark, cfg, "badness_histogram.tsv", hist)
-        target = _local_out(cfg, "badness.png")
-        if target and len(hist):
-            plots.badness_plot(hist["bin"], hist["n_neighborhoods"], BADNESS_BINS, nb_thr, target,
-                               f"badness of {stats[2]:,} neighborhoods: {counts['bad_neighborhoods']:,} bad "
-                               f"(> {nb_thr:.3f})")
+        if len(hist):
+            fs.write_bytes(spark, fs.join(cfg.output, "badness.png"), plots.badness_plot(
+                hist["bin"], hist["n_neighborhoods"], BADNESS_BINS, nb_thr,
+                f"badness of {stats[2]:,} neighborhoods: {counts['bad_neighborhoods']:,} bad (> {nb_thr:.3f})"))
         hoods.unpersist()
         pages.unpersist()
     return report
@@ -421,9 +415,8 @@ def run_mutate_eval(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
     results = pd.concat(frames, ignore_index=True)
     _write_tsv(spark, cfg, "mutate_eval.tsv", results)
     for op in cfg.mutations:
-        target = _local_out(cfg, f"mutate_{op}.png")
-        if target:
-            plots.mutation_plot(results, op, thresholds, cpp, target, cfg.site)
+        fs.write_bytes(spark, fs.join(cfg.output, f"mutate_{op}.png"),
+                       plots.mutation_plot(results, op, thresholds, cpp, cfg.site))
     report["tolerance"] = tolerance(results)
     report["thresholds"] = thresholds
     report["cpp"] = cpp

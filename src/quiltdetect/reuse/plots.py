@@ -1,9 +1,9 @@
-"""The paper's figures as PNG files (matplotlib, Agg backend); inputs are small driver-side tables."""
+"""The paper's figures as PNG bytes (matplotlib, Agg backend) from small driver-side tables; the
+job writes them with ``fs.write_bytes``, so they reach remote outputs too."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import matplotlib
 
@@ -12,11 +12,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from quiltdetect.common.plots import png_bytes  # noqa: E402
+
 COLOURS = {"expert": "tab:green", "blind": "tab:blue", "labeled": "tab:purple"}
 
 
 def frequency_plot(occurrences: Sequence[int], n_objects: Sequence[int], threshold: int, kind: str,
-                   path: str | Path, title: str) -> None:
+                   title: str) -> bytes:
     """Figs. 1, 2, 11: distinct objects per number of occurrences, log-log, threshold dotted red."""
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     ax.scatter(occurrences, n_objects, s=10, c="0.45", label=f"distinct {kind}s")
@@ -28,13 +30,11 @@ def frequency_plot(occurrences: Sequence[int], n_objects: Sequence[int], thresho
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(True, which="major", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return png_bytes(fig, dpi=110)
 
 
 def badness_plot(bins: Sequence[int], counts: Sequence[int], n_bins: int, threshold: float,
-                 path: str | Path, title: str) -> None:
+                 title: str) -> bytes:
     """Figs. 12-13: neighborhoods per badness bin (bars) and their CDF (line), threshold dotted."""
     full = np.zeros(n_bins, dtype=np.int64)
     for b, c in zip(bins, counts, strict=True):
@@ -59,13 +59,11 @@ def badness_plot(bins: Sequence[int], counts: Sequence[int], n_bins: int, thresh
     handles2 = cdf_ax.get_legend_handles_labels()
     ax.legend(handles[0] + handles2[0], handles[1] + handles2[1], fontsize=8, loc="center right")
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return png_bytes(fig, dpi=110)
 
 
 def mutation_plot(results: pd.DataFrame, op: str, thresholds: dict[str, tuple[float, float]],
-                  cpp: float, path: str | Path, site: str) -> None:
+                  cpp: float, site: str) -> bytes:
     """Figs. 4-10 for one mutation: page badness, pages detected, neighborhood badness vs mutations/cpp.
 
     ``thresholds``: labeled-set name -> (page threshold, neighborhood threshold), drawn dotted.
@@ -102,6 +100,4 @@ def mutation_plot(results: pd.DataFrame, op: str, thresholds: dict[str, tuple[fl
         ax.legend(fontsize=7)
     axes[0].set_ylim(-0.02, 1.05)
     axes[2].set_ylim(-0.02, 1.05)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return png_bytes(fig, dpi=100)

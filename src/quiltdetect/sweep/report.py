@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from quiltdetect.common import fs
+from quiltdetect.common.plots import png_bytes
 from quiltdetect.sweep.config import SweepConfig
 
 LABELS = {"k": "k (gram length)", "m": "m (max documents per patch gram)", "c": "c (min sources)",
@@ -35,11 +35,7 @@ def plot_line(name: str, line: list[dict[str, Any]], pivot_value: float) -> byte
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=8)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
+    return png_bytes(fig)
 
 
 def _table_html(rows: list[dict[str, Any]], pivot: tuple, columns: list[str]) -> str:
