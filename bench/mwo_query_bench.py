@@ -6,7 +6,7 @@ the weighted prefix filter and after the weighted positional filter, the mean nu
 near-duplicates, and, for comparison, the paper's count-based filters (eq. 1-3) on the same
 global order: their candidate sizes and how many true near-duplicates they would lose.
 
-    python -m quiltdetect.corpus.generate --pages 10000 --seed 1 --format parquet --out /tmp/mwo10k
+    python bench/corpus.py --pages 10000 --seed 1 --format parquet --out /tmp/mwo10k
     quiltdetect mwo index --input /tmp/mwo10k --output /tmp/mwo10k_idx
     PYTHONPATH=src python bench/mwo_query_bench.py --index /tmp/mwo10k_idx
 """

@@ -1,6 +1,6 @@
 """Throughput of the near-duplicate fingerprinting kernel, in documents per second per core.
 
-    python -m quiltdetect.corpus.generate --pages 10000 --format parquet --out /tmp/neardup10k
+    python bench/corpus.py --pages 10000 --format parquet --out /tmp/neardup10k
     PYTHONPATH=src python bench/neardup_throughput.py /tmp/neardup10k [--k 8]
 
 Runs the exact per-page function of the Spark stage (terms, shingles, 84 min-hashes,

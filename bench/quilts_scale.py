@@ -55,7 +55,7 @@ def load_average() -> list[float]:
 
 def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Path, dict]:
     """The N-page corpus (cached): its path and {pages, words}."""
-    from quiltdetect.corpus.generate import (
+    from corpus import (
         find_shared_data,
         generate,
         load_prose,

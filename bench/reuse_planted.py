@@ -2,7 +2,7 @@
 
 Writes under --out (nothing here is committed):
 
-* ``background/``  synthetic crawl of --pages pages (quiltdetect.corpus.generate, Parquet):
+* ``background/``  synthetic crawl of --pages pages (bench/corpus.py, Parquet):
   sites independent of the labeled source (their prose is re-cut into other paragraphs);
 * ``labeled/wiki.jsonl``  the labeled corpus: --articles Wikipedia articles from
   text_corpora/gensim_test_data/enwiki_sample_plaintext.jsonl.gz, one line per paragraph;
@@ -30,8 +30,8 @@ import re
 import sys
 from pathlib import Path
 
-from quiltdetect.corpus.generate import find_shared_data
-from quiltdetect.corpus.generate import main as generate_main
+from corpus import find_shared_data
+from corpus import main as generate_main
 
 HEADING = re.compile(r"^=+\s*(.*?)\s*=+$")
 ADS = ["Casino bonus {n}% today only", "Cheap flights from ${n}", "Click here to win {n} free spins",

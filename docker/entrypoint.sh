@@ -2,7 +2,7 @@
 # Entry point of the quiltdetect image (docker/Dockerfile):
 #   (no argument) | demo [opts]    the demo on the bundled sample, in local mode
 #   find_quilts [opts] | <job> ... spark-submit jobs/<job>.py (master: $SPARK_MASTER, default local[*])
-#   quilts|make-corpus ...         the quiltdetect console command
+#   quilts ...                     the quiltdetect console command
 #   master | worker                a standalone master / worker process (docker/compose.yaml)
 #   anything else                  run as a command (bash, spark-submit, ...)
 set -euo pipefail
@@ -17,7 +17,7 @@ cmd=${1:-demo}
 case "$cmd" in
   demo)
     exec "$PY" -m quiltdetect.cli demo --sample "$Q/data/sample" --output /out/demo "$@" ;;
-  quilts|make-corpus)
+  quilts)
     exec "$PY" -m quiltdetect.cli "$cmd" "$@" ;;
   master)
     exec "$SH"/bin/spark-class org.apache.spark.deploy.master.Master --host "$(hostname)" "$@" ;;

@@ -6,12 +6,14 @@ import gzip
 import json
 import os
 import re
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 
-from quiltdetect.corpus import generate as gen
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import corpus as gen  # noqa: E402  (test and benchmark support code, not in the package)
 
 WORD = re.compile(r"[^\W_]+")
 

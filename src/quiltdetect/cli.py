@@ -92,9 +92,6 @@ def build_parser() -> argparse.ArgumentParser:
     phrases_cli.add_parser(sub)
     review_cli.add_parser(sub)
 
-    make = sub.add_parser("make-corpus", help="generate a test corpus from real prose (see data/sample/README.md)",
-                          add_help=False)
-    make.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -120,10 +117,6 @@ def run_quilts(cfg: QuiltConfig, *, local: bool) -> int:
 def main(argv: list[str] | None = None, *, local: bool = True) -> int:
     """Entry point of the console command (``local=True``) and of jobs/*.py (``local=False``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["make-corpus"]:
-        from quiltdetect.corpus.generate import main as make_corpus
-
-        return make_corpus(argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

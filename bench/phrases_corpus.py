@@ -1,7 +1,7 @@
 """A test crawl with planted slice-and-dice sites (Fetterly 2005 §1, §3.5), from real prose.
 
 Normal sites publish original pages: consecutive sentences of one real prose document (State
-of the Union and inaugural addresses, Wikipedia, news; ``corpus.generate.load_prose``), each
+of the Union and inaugural addresses, Wikipedia, news; ``corpus.load_prose``), each
 sentence used once, framed by the site's navigation and footer. Phrases that are popular "in
 the wild" come from that chrome: shared footers ("all rights reserved"), a US-states menu on
 shop sites, month lists on archive sidebars. A few pages are mirrored on other hosts (exact
@@ -11,7 +11,7 @@ sentences drawn at random from a small pool of real sentences; an operator runs 
 from one pool, some on one IP (the paper's German site) and some on separate IPs (a network
 of affiliated sites). ``truth`` lists the planted hosts.
 
-    python -m quiltdetect.phrases.corpus --out crawl.jsonl --seed 1
+    python bench/phrases_corpus.py --out crawl.jsonl --seed 1
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quiltdetect.corpus.generate import ProseDoc, find_shared_data, load_prose
+from corpus import ProseDoc, find_shared_data, load_prose
 
 STATES = ("Alabama Alaska Arizona Arkansas California Colorado Connecticut Delaware Florida Georgia Hawaii Idaho "
           "Illinois Indiana Iowa Kansas Kentucky Louisiana Maine Maryland Massachusetts Michigan Minnesota "
@@ -151,7 +151,7 @@ def write_jsonl(crawl: Crawl, path: Path | str) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: build the crawl from ../shared/data and write it as JSON Lines."""
-    ap = argparse.ArgumentParser(prog="python -m quiltdetect.phrases.corpus", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python bench/phrases_corpus.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--shared-data", type=Path, help="shared data dir (default: found from the working directory)")
     ap.add_argument("--out", type=Path, required=True, help="JSON Lines file to write")
     ap.add_argument("--seed", type=int, default=1)

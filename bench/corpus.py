@@ -22,7 +22,8 @@ reused in *remix passes*: every third word of each sentence (random phase) is
 replaced by a random word of the prose vocabulary, so no 5-gram of an earlier
 pass survives while sentence shapes, punctuation and word statistics stay real.
 
-Run ``python -m quiltdetect.corpus.generate --help``.
+Run ``python bench/corpus.py --help`` (test and benchmark support code, not part of the
+installed package: it needs the real prose of ``../shared/data``).
 """
 
 from __future__ import annotations
@@ -923,12 +924,14 @@ def write_truth(corpus: Corpus, path: Path | str) -> Path:
 
 
 def find_shared_data(start: Path | None = None) -> Path | None:
-    """The ``shared/data`` directory: ./shared/data, ../shared/data or ../../shared/data from ``start``."""
-    start = Path.cwd() if start is None else Path(start)
-    for up in (start, start.parent, start.parent.parent):
-        cand = up / "shared" / "data"
-        if (cand / "text_corpora").is_dir():
-            return cand
+    """The ``shared/data`` directory: ./shared/data, ../shared/data or ../../shared/data from
+    ``start`` (default: the working directory, then this checkout)."""
+    starts = [Path(start)] if start is not None else [Path.cwd(), Path(__file__).resolve().parents[1]]
+    for begin in starts:
+        for up in (begin, begin.parent, begin.parent.parent):
+            cand = up / "shared" / "data"
+            if (cand / "text_corpora").is_dir():
+                return cand
     return None
 
 
@@ -944,7 +947,7 @@ def _default_truth(out: Path, fmt: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """Command line: generate a corpus and write it with its ground truth."""
     ap = argparse.ArgumentParser(
-        prog="python -m quiltdetect.corpus.generate",
+        prog="python bench/corpus.py",
         description="Generate a synthetic web corpus with planted quilts from real prose.",
     )
     ap.add_argument(
