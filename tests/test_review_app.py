@@ -388,3 +388,13 @@ def test_label_exports_neutralise_formulas(tmp_path):
         quilt = next(r for r in rows if r["doc_id"] == "quilt-0")
         assert float(quilt["patchfrac"]) == run.by_id["quilt-0"]["patchfrac"]  # numbers untouched
         assert quilt["url"] == "'" + FORMULAS[0] and quilt["note"] == "''=already quoted"  # visible, readable
+
+
+@pytest.mark.parametrize(("host", "url"), [("127.0.0.1", "http://127.0.0.1:8765"), ("0.0.0.0", "http://127.0.0.1:8765"),
+                                           ("::", "http://[::1]:8765"), ("::1", "http://[::1]:8765"),
+                                           ("[fe80::1]", "http://[fe80::1]:8765"), ("10.0.0.5", "http://10.0.0.5:8765")])
+def test_the_url_printed_at_startup_can_be_opened(host, url):
+    """Before: ``--host ::`` printed ``http://:::8765``, which no browser opens."""
+    from quiltdetect.review.server import base_url
+
+    assert base_url(host, 8765) == url

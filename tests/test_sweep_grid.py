@@ -101,3 +101,12 @@ def test_monotonicity_summary_reports_breaks():
     checks = monotonicity_summary(rows)
     assert checks == {"theta_violations": 0, "c_violations": 0, "m_count_decreases": 1,
                       "m_break_points": 2, "m_break_pages_max": 2}
+
+
+@pytest.mark.parametrize("pivot", [[5.7, 50, 4, 0.5], [5, 50.5, 4, 0.5], [5, 50, True, 0.5]])
+def test_a_pivot_of_fractions_is_refused_not_truncated(pivot):
+    from quiltdetect.common.config import merge_settings
+    from quiltdetect.sweep.config import SweepConfig
+
+    with pytest.raises(ConfigError, match="--pivot"):
+        merge_settings(SweepConfig, {"inputs": ["x"], "output": "y", "pivot": pivot}).validate()

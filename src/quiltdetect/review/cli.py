@@ -27,7 +27,7 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     from quiltdetect.common.config import ConfigError
     from quiltdetect.review.data import Run, RunError
     from quiltdetect.review.labels import LabelStore
-    from quiltdetect.review.server import ReviewApp, make_server
+    from quiltdetect.review.server import ReviewApp, base_url, make_server
 
     try:
         quilt_run = Run.open(args.run)
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     server = make_server(app, args.host, args.port, args.allow_host)
     host, port = server.server_address[:2]
     print(f"quiltdetect review: {len(quilt_run.quilts)} quilts of {quilt_run.path}, labels in {store.path}\n"
-          f"open http://{host}:{port}/  (Ctrl-C to stop)\n"
+          f"open {base_url(host, port)}/  (Ctrl-C to stop)\n"
           f"answering Host: {', '.join(sorted(app.allowed_hosts))} (add names with --allow-host)", flush=True)
     try:
         server.serve_forever()

@@ -395,6 +395,14 @@ class Handler(BaseHTTPRequestHandler):
         return self._send(status, b"rejected", "text/plain; charset=utf-8")
 
 
+def base_url(host: str, port: int) -> str:
+    """The URL to open for a server bound to ``host``: an IPv6 literal in brackets, and for a
+    wildcard bind (0.0.0.0, ::) the loopback address of its family, which a browser can open."""
+    host = str(host).strip("[]")
+    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def _host_forms(name: str, port: int) -> set[str]:
     """The Host header values that name ``name``: bare and with the port (IPv6 in brackets)."""
     name = name.strip().lower().rstrip(".")
@@ -456,5 +464,4 @@ def serve_in_thread(app: ReviewApp, host: str = "127.0.0.1", port: int = 0,
     """Start the server in a daemon thread (tests); returns it and its base URL."""
     server = make_server(app, host, port, allow_hosts)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    name = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    return server, f"http://{name}:{server.server_address[1]}"
+    return server, base_url(host, server.server_address[1])

@@ -82,7 +82,10 @@ class SweepConfig(JobConfig):
         if not isinstance(self.pivot, (list, tuple)) or len(self.pivot) != 4:
             raise ConfigError(f"--pivot must be k,m,c,theta, got {self.pivot!r}")
         pk, pm, pc, pt = self.pivot
-        self.pivot = [int(pk), int(pm), int(pc), float(pt)]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (pk, pm, pc)):
+            # a YAML/--set pivot of [5.7, 50, 4, 0.5] must not quietly become k = 5
+            raise ConfigError(f"--pivot k, m and c must be whole numbers, got {self.pivot!r}")
+        self.pivot = [pk, pm, pc, float(pt)]
         for name, low, values, extra in (("k", 1, self.ks, pk), ("m", 2, self.ms, pm), ("c", 1, self.cs, pc)):
             if not isinstance(values, list) or not values:
                 raise ConfigError(f"--{name} needs at least one value")
