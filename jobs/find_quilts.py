@@ -5,7 +5,7 @@
 
 import sys
 
-from quiltdetect.cli import main
+from quiltdetect.cli import run_job_file
 
 if __name__ == "__main__":
-    sys.exit(main(["quilts", *sys.argv[1:]], local=False))
+    sys.exit(run_job_file(__file__))

@@ -145,3 +145,18 @@ def test_conf_files_hold_the_dataclass_defaults(name):
     shipped = yaml.safe_load((REPO / "conf" / f"{name}.yaml").read_text())
     defaults = dataclasses.asdict(cls())
     assert {k: v for k, v in shipped.items()} == {k: defaults[k] for k in shipped}, name
+
+
+def test_every_command_and_job_file_comes_from_the_registry():
+    """The console command's subcommands are COMMANDS; jobs/ holds exactly the files JOB_FILES
+    names, each calling ``run_job_file``, and each names a real command of the parser."""
+    from quiltdetect.cli import COMMANDS, JOB_FILES
+
+    parser = build_parser()
+    subcommands = dict(_subcommands(parser))
+    assert {argv[0] for argv in subcommands} == set(COMMANDS)
+    files = {p.name for p in (REPO / "jobs").glob("*.py")}
+    assert files == set(JOB_FILES)
+    for name, command in JOB_FILES.items():
+        assert "run_job_file(__file__)" in (REPO / "jobs" / name).read_text(), name
+        assert any(argv[: len(command)] == command for argv in subcommands), (name, command)

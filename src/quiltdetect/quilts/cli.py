@@ -1,0 +1,79 @@
+"""``quiltdetect quilts`` (and ``spark-submit jobs/find_quilts.py``): quilted pages and their
+sources (definitions §1), and ``quiltdetect demo``, the same job on the bundled sample."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from quiltdetect.common.config import ConfigError, merge_settings, show_defaults
+from quiltdetect.options import add_io_options, config_from_args, start_job
+from quiltdetect.quilts.config import FOREIGN_CHOICES, QuiltConfig
+
+OPTIONS = ("k", "m", "c", "theta", "foreign", "count_occurrences", "phi", "exclude_attributed", "top",
+           "collapse_near_duplicates")
+
+
+def add_quilt_options(parser: argparse.ArgumentParser) -> None:
+    """The quilt parameters (k, m, c, θ) and the foreign rule."""
+    parser.add_argument("-k", type=int, help="gram length in words")
+    parser.add_argument("-m", type=int, help="a patch gram occurs in at most m documents")
+    parser.add_argument("-c", type=int, help="a quilt has at least c source documents")
+    parser.add_argument("--theta", type=float, help="a quilt's patch fraction is at least theta")
+    parser.add_argument("--foreign", choices=FOREIGN_CHOICES,
+                        help="sources must live on another host / registered domain / IP")
+    parser.add_argument("--count-occurrences", action="store_true", default=None,
+                        help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
+    parser.add_argument("--phi", type=float,
+                        help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, then re-judge c")
+    parser.add_argument("--exclude-attributed", action="store_true", default=None,
+                        help="drop quilts that link to one of their sources (aggregators crediting them)")
+    parser.add_argument("--top", type=int, help="quilts shown in the summary")
+    parser.add_argument("--collapse-near-duplicates", action="store_true", default=None,
+                        help="keep one page per near-duplicate cluster first, as Fetterly 2005")
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``quilts`` and ``demo``."""
+    quilts = sub.add_parser("quilts", help="find (k, m, c, θ)-quilted pages and their sources (Najork 2012)")
+    add_io_options(quilts)
+    add_quilt_options(quilts)
+    show_defaults(quilts, QuiltConfig)
+    demo = sub.add_parser("demo", help="run the quilt job on the bundled sample data and print a summary")
+    demo.add_argument("--output", default="quiltdetect-demo", metavar="DIR",
+                      help="where to write (default ./quiltdetect-demo, replaced if present)")
+    demo.add_argument("--sample", metavar="DIR", help="sample directory (default: the bundled data/sample)")
+
+
+def quilt_config(args: argparse.Namespace) -> QuiltConfig:
+    """The quilt job's configuration from its command line."""
+    return config_from_args(QuiltConfig, args, OPTIONS).validate()
+
+
+def bundled_sample() -> Path:
+    """The sample data directory: data/sample of the source checkout or the installed package."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parents[3] / "data" / "sample", here.parents[1] / "data" / "sample"):
+        if candidate.is_dir():
+            return candidate
+    raise ConfigError("the bundled sample data was not found; give --sample DIR (data/sample of the repository)")
+
+
+def run_quilts(cfg: QuiltConfig, *, local: bool) -> int:
+    """Build the session, run the quilt job, print the summary."""
+    from quiltdetect.quilts import job
+
+    spark = start_job("quiltdetect-quilts", cfg, local=local)
+    result = job.run(spark, cfg)
+    print(job.format_summary(result, cfg), flush=True)
+    return 0
+
+
+def run(args: argparse.Namespace, *, local: bool) -> int:
+    """``quilts`` from its options; ``demo`` on the bundled sample, replacing its output."""
+    if args.command == "demo":
+        sample = Path(args.sample) if args.sample else bundled_sample()
+        cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True})
+        return run_quilts(cfg.validate(), local=local)
+    return run_quilts(quilt_config(args), local=local)
