@@ -333,14 +333,16 @@ def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
     other files are read; Spark would otherwise fail the whole run on it.
     """
     frames = []
-    broken = _unreadable_tables(spark, files)
+    schemas, broken = _parquet_footers([f.path for f in files if f.format == "parquet" and fs.is_local(f.path)])
+    broken |= _broken_gzip_tables(spark, files)
     if broken:
         frames.append(spark.createDataFrame(
             [_skip_row(source_name(path), records.SKIP_FILE_ERROR, detail) for path, detail in sorted(broken.items())],
             ROW_SCHEMA))
     readable = [f for f in files if f.path not in broken]
     groups = [("jsonl", [f.path for f in readable if f.format == "jsonl"])]
-    groups += [("parquet", paths) for paths in _parquet_groups([f.path for f in readable if f.format == "parquet"])]
+    groups += [("parquet", paths) for paths in _parquet_groups([f.path for f in readable if f.format == "parquet"],
+                                                               schemas)]
     for fmt, paths in groups:
         if not paths:
             continue
@@ -359,15 +361,21 @@ def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
     return _union(frames)
 
 
-def parquet_problem(path: str) -> str | None:
-    """Why a local file cannot be read as Parquet (its footer and schema), or None."""
+def _parquet_footers(paths: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Each local Parquet file's schema (as a comparable key) or, for a file that cannot be
+    read as Parquet (not Parquet at all, cut before its footer), why: one footer read per file,
+    a few KB, on the driver."""
     import pyarrow.parquet as pq
 
-    try:
-        pq.read_schema(fs.local_path(path))
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a broken file
-        return f"not a readable Parquet file: {type(exc).__name__}: {str(exc)[:300]}"
-    return None
+    schemas, broken = {}, {}
+    for path in paths:
+        try:
+            schema = pq.read_schema(fs.local_path(path))
+        except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a broken file
+            broken[path] = f"not a readable Parquet file: {type(exc).__name__}: {str(exc)[:300]}"
+        else:
+            schemas[path] = str([(f.name, str(f.type)) for f in schema])
+    return schemas, broken
 
 
 def gzip_problem(path: str, chunk: int = 1 << 20) -> str | None:
@@ -385,17 +393,15 @@ def gzip_problem(path: str, chunk: int = 1 << 20) -> str | None:
     return None
 
 
-def _unreadable_tables(spark: SparkSession, files: list[InputFile]) -> dict[str, str]:
-    """The local table files Spark could not read, with why: Parquet footers are read on the
-    driver (a few KB each); gzip-compressed JSON Lines are decompressed once by Spark tasks,
-    one per file, in parallel. Remote files are left to Spark (see docs/reliability.md)."""
-    broken = {f.path: p for f in files if f.format == "parquet" and fs.is_local(f.path)
-              and (p := parquet_problem(f.path)) is not None}
+def _broken_gzip_tables(spark: SparkSession, files: list[InputFile]) -> dict[str, str]:
+    """The local gzip-compressed JSON Lines files that do not decompress to their end, with why:
+    each is decompressed once by a Spark task, in parallel. Remote files are left to Spark
+    (see docs/reliability.md)."""
     gz = [f.path for f in files if f.format == "jsonl" and fs.is_local(f.path) and f.path.endswith(".gz")]
-    if gz:
-        checked = spark.sparkContext.parallelize(gz, numSlices=len(gz)).map(lambda p: (p, gzip_problem(p))).collect()
-        broken.update((p, problem) for p, problem in checked if problem is not None)
-    return broken
+    if not gz:
+        return {}
+    checked = spark.sparkContext.parallelize(gz, numSlices=len(gz)).map(lambda p: (p, gzip_problem(p))).collect()
+    return {p: problem for p, problem in checked if problem is not None}
 
 
 def _read_table(spark: SparkSession, fmt: str, paths: list[str]) -> DataFrame:
@@ -419,21 +425,18 @@ def _read_table(spark: SparkSession, fmt: str, paths: list[str]) -> DataFrame:
                           "(names that differ only in case); rename one") from None
 
 
-def _parquet_groups(paths: list[str]) -> list[list[str]]:
+def _parquet_groups(paths: list[str], schemas: dict[str, str]) -> list[list[str]]:
     """Parquet files grouped by their schema, so one directory may mix column types (ids as
     numbers in one file, strings in another) without Spark failing on the conflict mid-run.
 
-    Local files only (their footers are read here, a few KB each; unreadable ones were set
-    aside before); remote files are read as one group, with the schema Spark picks.
+    Local files only (``schemas`` from ``_parquet_footers``); remote files are read as one
+    group, with the schema Spark picks.
     """
-    if not paths or not all(fs.is_local(p) for p in paths):
+    if not paths or not all(p in schemas for p in paths):
         return [paths]
-    import pyarrow.parquet as pq
-
     by_schema: dict[str, list[str]] = {}
     for path in paths:
-        schema = pq.read_schema(fs.local_path(path))
-        by_schema.setdefault(str([(f.name, str(f.type)) for f in schema]), []).append(path)
+        by_schema.setdefault(schemas[path], []).append(path)
     return [by_schema[k] for k in sorted(by_schema, key=lambda k: by_schema[k][0])]
 
 
