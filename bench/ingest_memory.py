@@ -135,8 +135,9 @@ def build(work: Path) -> dict[str, Path]:
 
 def run_one(input_dir: str, output: str, json_path: str) -> None:
     """Child process: one ``quiltdetect ingest`` run with its memory figures, as JSON."""
-    from quiltdetect.cli import build_parser, config_from_args, start_job
-    from quiltdetect.ingest import job
+    from quiltdetect.cli import build_parser
+    from quiltdetect.doctable.job import IngestConfig, IngestJob
+    from quiltdetect.options import config_from_args, start_job
 
     sampler = MemorySampler()
     sampler.start()
@@ -144,11 +145,11 @@ def run_one(input_dir: str, output: str, json_path: str) -> None:
     for item in ("spark.ui.enabled=true", "spark.executor.processTreeMetrics.enabled=true",
                  "spark.executor.metrics.pollingInterval=200", "spark.log.level=ERROR"):
         cli += ["--set", item]
-    cfg = config_from_args(job.IngestConfig, build_parser().parse_args(cli), ("write_rejects",)).validate()
+    cfg = config_from_args(IngestConfig, build_parser().parse_args(cli), ("write_rejects",)).validate()
     spark = start_job("quiltdetect-bench-memory", cfg, local=True)
     t0 = time.perf_counter()
     try:
-        result = job.run(spark, cfg)
+        result = IngestJob.run(spark, cfg)
         seconds = time.perf_counter() - t0
         time.sleep(1.0)  # one more executor-metrics poll
         sc = spark.sparkContext

@@ -266,8 +266,10 @@ def run_one(args: argparse.Namespace) -> None:
         finally:
             spark.stop()
     else:
-        from quiltdetect.cli import build_parser, quilt_config, start_job
-        from quiltdetect.quilts import job
+        from quiltdetect.cli import build_parser
+        from quiltdetect.options import start_job
+        from quiltdetect.quilts.cli import quilt_config
+        from quiltdetect.quilts.job import QuiltsJob
 
         cli = ["quilts", "--input", args.input, "--output", args.output, "--overwrite", "--top", "0"]
         for item in spark_conf:
@@ -276,7 +278,7 @@ def run_one(args: argparse.Namespace) -> None:
         spark = start_job("quiltdetect-bench", cfg, local=True)
         try:
             t_job = time.perf_counter()
-            result = job.run(spark, cfg)
+            result = QuiltsJob.run(spark, cfg)
             out["seconds"] = round(time.perf_counter() - t0, 3)
             out["stage_seconds"] = {k: v.get("seconds") for k, v in result.metrics.stages.items()}
             out["counts"] = {k: {c: v for c, v in s.items() if c != "seconds"} for k, s in result.metrics.stages.items()}

@@ -115,3 +115,46 @@ def test_each_bucket_table_is_defined_once_in_arrow_and_its_spark_ddl_derived():
         "a int, b binary, c double"
     for name in ("GRAM_BUCKETS", "DOC_PARTS", "DOC_BUCKETS", "TRIPLE_PARTS", "FRACTIONS"):
         assert getattr(bucketed, f"{name}_DDL") == bucketed.ddl(getattr(bucketed, name))
+
+
+def job_classes() -> dict[str, type]:
+    """Every job of the package by its command name (the concrete ``lifecycle.Job`` subclasses)."""
+    import importlib
+
+    from quiltdetect.lifecycle import Job
+
+    for name in modules():
+        if name.endswith(".job"):
+            importlib.import_module(name)
+    found: dict[str, type] = {}
+    todo = list(Job.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if "name" in vars(cls):
+            found[cls.name] = cls
+    return found
+
+
+def test_every_analysis_is_a_job_of_one_shape():
+    """Each command that runs Spark is one ``Job``: a name, a config class, its tables and
+    ``compute``; none re-implements the life cycle (``run``) or the summary frame."""
+    from quiltdetect.common.config import JobConfig
+    from quiltdetect.lifecycle import Job
+
+    jobs = job_classes()
+    assert set(jobs) == {"quilts", "ingest", "neardup", "phrases", "sweep", "mwo index", "mwo join",
+                         "reuse discover", "reuse detect", "reuse mutate-eval"}
+    for name, cls in jobs.items():
+        assert issubclass(cls.config_class, JobConfig) and cls.state_name and cls.tables, name
+        assert cls.compute is not Job.compute, name
+        assert "run" not in vars(cls) and "summary" not in vars(cls), name
+
+
+def test_the_architecture_document_names_every_job_and_its_tables():
+    """docs/architecture.md is the map a newcomer reads: it must not fall behind the code."""
+    text = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for name, cls in job_classes().items():
+        assert f"`{cls.__name__}`" in text, name
+        for table in cls.tables:
+            assert f"{table}/" in text, (name, table)

@@ -231,8 +231,8 @@ def test_fuzz_mutated_real_warc_never_raises(data):
 @pytest.mark.spark
 def test_a_directory_of_bad_files_runs_and_counts_every_reason(spark, tmp_path):
     from quiltdetect.common.config import merge_settings
-    from quiltdetect.quilts import job
     from quiltdetect.quilts.config import QuiltConfig
+    from quiltdetect.quilts.job import QuiltsJob
 
     bad = tmp_path / "crawl"
     bad.mkdir()
@@ -251,7 +251,7 @@ def test_a_directory_of_bad_files_runs_and_counts_every_reason(spark, tmp_path):
     out = tmp_path / "out"
     cfg = merge_settings(QuiltConfig, {"inputs": [str(bad)], "output": str(out), "top": 0,
                                        "write_rejects": True}).validate()
-    job.run(spark, cfg)
+    QuiltsJob.run(spark, cfg)
     ingest = json.loads((out / "metrics.json").read_text())["stages"]["ingest"]
     skipped = ingest["skipped"]
     assert skipped["file_error"] == 2
@@ -280,8 +280,7 @@ def test_a_100_mb_page_and_a_bomb_inside_a_spark_run_stay_bounded(spark, tmp_pat
     from ingest_memory import MemorySampler, _head, _http_head, _prose, _repeat, write_record
 
     from quiltdetect.common.config import merge_settings
-    from quiltdetect.ingest import job
-    from quiltdetect.ingest.job import IngestConfig
+    from quiltdetect.doctable.job import IngestConfig, IngestJob
 
     cap = 5_000_000
     inputs = tmp_path / "in"
@@ -300,7 +299,7 @@ def test_a_100_mb_page_and_a_bomb_inside_a_spark_run_stay_bounded(spark, tmp_pat
     sampler = MemorySampler()
     sampler.start()
     try:
-        result = job.run(spark, merge_settings(IngestConfig, {"inputs": [str(inputs)], "output": str(tmp_path / "out"),
+        result = IngestJob.run(spark, merge_settings(IngestConfig, {"inputs": [str(inputs)], "output": str(tmp_path / "out"),
                                                               "max_payload_bytes": cap}).validate())
     finally:
         sampler.stop_flag.set()

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from quiltdetect.cli import build_parser, main, quilt_config
+from quiltdetect.cli import build_parser, main
 from quiltdetect.common.config import ConfigError, shown_default
+from quiltdetect.quilts.cli import quilt_config
 from quiltdetect.quilts.config import QuiltConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -90,11 +91,11 @@ def _subcommands(parser, prefix=()):
 
 def _config_of(argv: tuple[str, ...], args):
     """The configuration each subcommand runs with, built by the function its runner calls."""
-    from quiltdetect.cli import config_from_args
-    from quiltdetect.ingest.job import IngestConfig
+    from quiltdetect.doctable.job import IngestConfig
     from quiltdetect.mwo.cli import MWO_OPTIONS
     from quiltdetect.mwo.config import MwoConfig
     from quiltdetect.neardup.cli import neardup_config
+    from quiltdetect.options import config_from_args
     from quiltdetect.phrases.cli import phrases_config
     from quiltdetect.reuse.cli import reuse_config
     from quiltdetect.sweep.cli import sweep_config

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -62,9 +61,10 @@ def test_tsv_text_neutralises_text_columns_only():
 
 
 def test_reuse_tsv_files_are_neutralised(tmp_path):
-    from quiltdetect.reuse.job import _write_tsv
+    from quiltdetect.common.folder import OutputFolder
+    from quiltdetect.reuse.job import write_tsv
 
-    _write_tsv(None, SimpleNamespace(output=str(tmp_path)), "top_chunks.tsv", _frame())
+    write_tsv(OutputFolder(None, str(tmp_path)), "top_chunks.tsv", _frame())
     back = _read_tsv((tmp_path / "top_chunks.tsv").read_bytes().decode("utf-8"))
     assert [restore_cell(str(c)) for c in back["text"]] == HOSTILE + HARMLESS
     assert not any(str(c).startswith(FORMULA_START) for c in back["text"])

@@ -20,10 +20,9 @@ from test_reliability_jobs import JOBS, configure
 from tiers import extended
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.ingest import job as ingest_job
-from quiltdetect.ingest.job import IngestConfig
-from quiltdetect.quilts import job as quilts_job
+from quiltdetect.doctable.job import IngestConfig, IngestJob
 from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.job import QuiltsJob
 
 pytestmark = pytest.mark.spark
 
@@ -57,7 +56,7 @@ def test_invalid_utf8_in_binary_and_string_columns_is_repaired_and_the_run_compl
                              "url": pa.array(["http://a.example/1", "http://b.example/2"]),
                              "text": invalid_strings([texts[1] + b" \xe2\x82", texts[3]])}), inputs / "strings.parquet")
     out = tmp_path / "out"
-    result = quilts_job.run(spark, merge_settings(QuiltConfig, {"inputs": [str(inputs)], "output": str(out),
+    result = QuiltsJob.run(spark, merge_settings(QuiltConfig, {"inputs": [str(inputs)], "output": str(out),
                                                                 "top": 0}).validate())
     assert (out / "_COMPLETE").exists()
     docs = docs_rows(out)
@@ -102,7 +101,7 @@ def test_columns_of_every_type_give_documents_or_counted_skips(spark, tmp_path, 
     counts, docs = {"documents": 0, "skipped": {}}, {}
     for name, folder in runs.items():
         out = tmp_path / f"out-{name}"
-        stage = ingest_job.run(spark, merge_settings(IngestConfig, {
+        stage = IngestJob.run(spark, merge_settings(IngestConfig, {
             "inputs": [str(folder)], "output": str(out), "write_rejects": True}).validate()).metrics.stages["ingest"]
         counts["documents"] += stage["documents"]
         for reason, n in stage["skipped"].items():
@@ -137,7 +136,7 @@ def test_table_files_that_cannot_be_read_are_file_errors_and_the_rest_is_read(sp
     broken = gzip.compress(lines * 50)
     (inputs / "broken.jsonl.gz").write_bytes(broken[:40] + b"\xff" * 40 + broken[80:])
     out = tmp_path / "out"
-    stage = ingest_job.run(spark, merge_settings(IngestConfig, {
+    stage = IngestJob.run(spark, merge_settings(IngestConfig, {
         "inputs": [str(inputs)], "output": str(out), "write_rejects": True}).validate()).metrics.stages["ingest"]
     assert (out / "_COMPLETE").exists()
     assert set(docs_rows(out)) == {"p0", "p1", "p2", "p3", "j0", "j1", "j2"}

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from quiltdetect.cli import main
-from quiltdetect.ingest.job import IngestConfig
+from quiltdetect.doctable.job import IngestConfig
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.mwo import job
 from quiltdetect.mwo.config import MwoConfig
+from quiltdetect.mwo.job import MwoJoinJob
 from quiltdetect.mwo.join import positional_candidates, prefix_candidates, verified_pairs
 from quiltdetect.mwo.query import MwoIndex
 from quiltdetect.mwo.reference import brute_force_pairs, brute_force_query
@@ -77,7 +77,7 @@ def built(spark, tmp_path_factory):
     table.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     cfg = merge_settings(MwoConfig, {"inputs": [str(table)], "output": str(tmp / "out"), "t": 0.5,
                                      "index_threshold": 0.2, "overwrite": True, "top": 3}).validate()
-    result = job.run(spark, cfg, join=True)
+    result = MwoJoinJob.run(spark, cfg)
     return rows, reference_records(rows), cfg, result
 
 
@@ -94,7 +94,7 @@ def test_join_equals_brute_force(spark, built):
     assert stages["render"]["documents_without_terms"] == len(rows) - len(records) > 0
     assert stages["prefix"]["candidates"] >= stages["positional"]["candidates"] >= len(truth)
     assert stages["prefix"]["candidates"] < stages["prefix"]["all_pairs"]
-    assert result.top_pairs[0]["mwo"] == max(truth.values())
+    assert result.report["top_pairs"][0]["mwo"] == max(truth.values())
 
 
 @pytest.mark.parametrize("t", [0.35, 1.0])

@@ -18,8 +18,8 @@ import pytest
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import domain_of, host_of
 from quiltdetect.kernel.words import words
-from quiltdetect.phrases import job
 from quiltdetect.phrases.config import PhrasesConfig
+from quiltdetect.phrases.job import PhrasesJob
 from quiltdetect.phrases.reference import reference_phrases
 from quiltdetect.quilts.reference import RefDoc
 
@@ -81,7 +81,7 @@ def test_spark_equals_reference(spark, tmp_path_factory, params, seed):
     table.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     cfg = merge_settings(PhrasesConfig, params, {"inputs": [str(table)], "output": str(tmp / "out"),
                                                  "overwrite": True, "top": 3}).validate()
-    result = job.run(spark, cfg)
+    result = PhrasesJob.run(spark, cfg)
     ref = reference_phrases(docs, cfg)
     out = Path(cfg.output)
     urls = {r["id"]: r["url"] for r in rows}
@@ -120,4 +120,4 @@ def test_spark_equals_reference(spark, tmp_path_factory, params, seed):
         assert got["std_popular"] == pytest.approx(std, abs=1e-9) and got["monster_score"] == pytest.approx(score)
         assert got["mean_cover_size"] == (cover if cover is None else pytest.approx(cover))
     assert [r["host"] for r in sorted(read("monster_sites"), key=lambda r: r["rank"])] == ref.monsters
-    assert "popular phrases" in job.format_summary(result, cfg)
+    assert "popular phrases" in result.summary()

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.quilts import job
 from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.job import QuiltsJob
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
@@ -22,7 +22,7 @@ TRUTH = REPO / "data" / "truth" / "synthetic-quilts.truth.jsonl"
 def sample_run(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("sample") / "run"
     cfg = merge_settings(QuiltConfig, {"inputs": [str(SAMPLE)], "output": str(out)}).validate()
-    result = job.run(spark, cfg)
+    result = QuiltsJob.run(spark, cfg)
     return out, result, cfg
 
 
@@ -56,7 +56,8 @@ def test_metrics_count_every_stage_and_skip_reason(sample_run):
     assert ingest["records"] == ingest["documents"] + sum(ingest["skipped"].values())
     assert stages["patch_grams"]["patch_grams"] <= stages["patch_grams"]["distinct_grams"]
     assert all(s["seconds"] >= 0 for s in stages.values())
-    assert result.top_quilts and result.top_quilts[0]["patchfrac"] >= result.top_quilts[-1]["patchfrac"]
+    top = result.report["top_quilts"]
+    assert top and top[0]["patchfrac"] >= top[-1]["patchfrac"]
 
 
 def test_every_planted_quilt_is_found_with_its_sources(spark, sample_run):
@@ -83,8 +84,8 @@ def test_every_planted_quilt_is_found_with_its_sources(spark, sample_run):
 
 def test_summary_names_top_quilts_and_their_sources(sample_run):
     _, result, cfg = sample_run
-    text = job.format_summary(result, cfg)
-    top = result.top_quilts[0]
+    text = result.summary()
+    top = result.report["top_quilts"][0]
     assert top["url"] in text and top["sources"][0]["url"] in text
     assert "ingest" in text and "quilts" in text
 
@@ -94,7 +95,7 @@ def test_foreign_domain_run_drops_same_domain_sources(spark, tmp_path):
         QuiltConfig, {"inputs": [str(SAMPLE / "synthetic-quilts.warc.gz")], "output": str(tmp_path / "f"),
                       "foreign": "domain", "top": 0}
     ).validate()
-    job.run(spark, cfg)
+    QuiltsJob.run(spark, cfg)
     docs = {r["doc_id"]: r["domain"] for r in spark.read.parquet(str(tmp_path / "f" / "docs")).select("doc_id", "domain").collect()}
     quilts = spark.read.parquet(str(tmp_path / "f" / "quilts")).collect()
     assert quilts

@@ -19,8 +19,8 @@ from tiers import budgets, examples
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import domain_of, host_of
-from quiltdetect.quilts import job
 from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.job import QuiltsJob
 from quiltdetect.quilts.reference import RefDoc, reference_quilts
 
 pytestmark = pytest.mark.spark
@@ -79,7 +79,7 @@ def spark_results(spark, tmp: Path, rows: list[dict], cfg: QuiltConfig) -> tuple
     table = tmp / "corpus.jsonl"
     table.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     cfg.inputs, cfg.output, cfg.overwrite, cfg.top = [str(table)], str(tmp / "out"), True, 0
-    job.run(spark, cfg)
+    QuiltsJob.run(spark, cfg)
     quilts = {r["doc_id"]: r for r in (x.asDict(recursive=True) for x in spark.read.parquet(str(tmp / "out" / "quilts")).collect())}
     stats = {r["doc_id"]: r for r in (x.asDict() for x in spark.read.parquet(str(tmp / "out" / "doc_stats")).collect())}
     return quilts, stats

@@ -18,8 +18,9 @@ from tiers import PARTITIONINGS, Partitioning
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError, merge_settings
-from quiltdetect.quilts import bucketed, job
+from quiltdetect.quilts import bucketed
 from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.job import QuiltsJob
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
@@ -40,7 +41,7 @@ def table_bytes(path: Path, key: str = "doc_id") -> bytes:
 @pytest.fixture(scope="module")
 def baseline(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("baseline") / "run"
-    job.run(spark, config(out))
+    QuiltsJob.run(spark, config(out))
     return out
 
 
@@ -51,7 +52,7 @@ def test_same_bytes_for_any_partitioning_and_input_order(spark, tmp_path, baseli
     if reverse:  # and read as spark-submit on a cluster reads s3a:// files: Spark's binaryFile source
         cfg.inputs, cfg.hadoop_reader = ["file://" + i for i in reversed(cfg.inputs)], True
     with Partitioning(spark, partitioning):
-        job.run(spark, cfg)
+        QuiltsJob.run(spark, cfg)
     for table in ("quilts", "doc_stats", "docs"):
         expected = table_bytes(baseline / table)
         assert table != "quilts" or b"sources" in expected
@@ -63,20 +64,20 @@ def test_complete_marker_and_rerun_does_nothing(spark, baseline):
     assert done["job"] == "quilts" and done["config"]["k"] == 5
     assert done["metrics"]["stages"]["quilts"]["quilts"] > 0
     assert not (baseline / "_quiltdetect" / "tmp").exists()
-    again = job.run(spark, config(baseline))
+    again = QuiltsJob.run(spark, config(baseline))
     assert again.metrics.stages["resume"]["complete_already"] is True
-    assert again.top_quilts
+    assert again.report["top_quilts"]
 
 
 def test_new_parameters_reuse_docs_and_grams_and_equal_a_fresh_run(spark, tmp_path, baseline):
     resumed = tmp_path / "resumed"
     # copy the finished baseline, then change m: docs/ and the k=5 grams are reused
     subprocess.run(["cp", "-r", str(baseline), str(resumed)], check=True)
-    result = job.run(spark, config(resumed, m=20))
+    result = QuiltsJob.run(spark, config(resumed, m=20))
     assert result.metrics.stages["ingest"]["reused"] is True
     assert result.metrics.stages["grams"]["reused"] is True
     fresh = tmp_path / "fresh"
-    job.run(spark, config(fresh, m=20))
+    QuiltsJob.run(spark, config(fresh, m=20))
     for table in ("quilts", "doc_stats"):
         assert table_bytes(resumed / table) == table_bytes(fresh / table)
     assert json.loads((resumed / "_COMPLETE").read_text())["config"]["m"] == 20
@@ -88,9 +89,9 @@ def test_refuses_to_mix_outputs_of_other_inputs(spark, tmp_path, baseline):
     cfg = config(mixed)
     cfg.inputs = INPUTS[:1]
     with pytest.raises(ConfigError, match="other inputs"):
-        job.run(spark, cfg)
+        QuiltsJob.run(spark, cfg)
     cfg.overwrite = True
-    job.run(spark, cfg)
+    QuiltsJob.run(spark, cfg)
     assert json.loads((mixed / "_COMPLETE").read_text())["config"]["inputs"] == INPUTS[:1]
 
 
@@ -106,7 +107,7 @@ def test_a_failing_task_is_retried_without_changing_results(spark, tmp_path, bas
         return original(table)
 
     monkeypatch.setattr(bucketed, "_cover_bucket", flaky)
-    job.run(spark, config(tmp_path / "retried"))
+    QuiltsJob.run(spark, config(tmp_path / "retried"))
     assert flag.exists()
     assert table_bytes(tmp_path / "retried" / "quilts") == table_bytes(baseline / "quilts")
 
@@ -118,9 +119,9 @@ class Killed(BaseException):
 
 def _killed_then_rerun(spark, out: Path) -> dict:
     with pytest.raises(Killed):
-        job.run(spark, config(out))
+        QuiltsJob.run(spark, config(out))
     assert not (out / "_COMPLETE").exists()
-    return job.run(spark, config(out)).metrics.stages
+    return QuiltsJob.run(spark, config(out)).metrics.stages
 
 
 def _assert_equals_baseline(out: Path, baseline: Path) -> None:
@@ -153,10 +154,10 @@ def test_killed_while_writing_the_last_table_a_rerun_equals_a_clean_run(spark, t
     monkeypatch.setattr(fs, "replace", dies_in_last_table)
     out = tmp_path / "run"
     with pytest.raises(Killed):
-        job.run(spark, config(out))
+        QuiltsJob.run(spark, config(out))
     assert (out / "quilts").exists() and not (out / "doc_stats").exists() and not (out / "_COMPLETE").exists()
     monkeypatch.setattr(fs, "replace", original)
-    stages = job.run(spark, config(out)).metrics.stages
+    stages = QuiltsJob.run(spark, config(out)).metrics.stages
     assert stages["ingest"]["reused"] is True and stages["grams"]["reused"] is True
     _assert_equals_baseline(out, baseline)
 
@@ -177,16 +178,16 @@ def test_killed_while_writing_complete_a_rerun_equals_a_clean_run(spark, tmp_pat
     monkeypatch.setattr(os, "replace", dies_in_complete)
     out = tmp_path / "run"
     with pytest.raises(Killed):
-        job.run(spark, config(out))
+        QuiltsJob.run(spark, config(out))
     assert (out / "doc_stats").exists() and not (out / "_COMPLETE").exists() and (out / "._COMPLETE.partial").exists()
     monkeypatch.setattr(os, "replace", original)
-    stages = job.run(spark, config(out)).metrics.stages
+    stages = QuiltsJob.run(spark, config(out)).metrics.stages
     assert stages["ingest"]["reused"] is True
     _assert_equals_baseline(out, baseline)
     # a truncated _COMPLETE (from a file system without atomic rename) is not taken as done either
     whole = (out / "_COMPLETE").read_text()
     (out / "_COMPLETE").write_text(whole[: len(whole) // 2])
-    assert "complete_already" not in job.run(spark, config(out)).metrics.stages.get("resume", {})
+    assert "complete_already" not in QuiltsJob.run(spark, config(out)).metrics.stages.get("resume", {})
     _assert_equals_baseline(out, baseline)
 
 

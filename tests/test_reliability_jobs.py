@@ -22,16 +22,16 @@ from tiers import JOB_PARTITIONINGS, Partitioning
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.records import iter_warc_rows
-from quiltdetect.mwo import job as mwo_job
 from quiltdetect.mwo.config import MwoConfig
-from quiltdetect.neardup import job as neardup_job
+from quiltdetect.mwo.job import MwoJoinJob
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.phrases import job as phrases_job
+from quiltdetect.neardup.job import NearDupJob
 from quiltdetect.phrases.config import PhrasesConfig
-from quiltdetect.reuse import job as reuse_job
+from quiltdetect.phrases.job import PhrasesJob
 from quiltdetect.reuse.config import ReuseConfig
-from quiltdetect.sweep import job as sweep_job
+from quiltdetect.reuse.job import DetectJob
 from quiltdetect.sweep.config import SweepConfig
+from quiltdetect.sweep.job import SweepJob
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
@@ -52,16 +52,16 @@ class Job:
 
 
 JOBS = {
-    "neardup": Job(NearDupConfig, neardup_job.run, ("pairs", "clusters"), {}, {"algorithm": "b"}),
-    "mwo": Job(MwoConfig, lambda s, c: mwo_job.run(s, c, join=True), ("pairs", "records", "postings", "terms"),
+    "neardup": Job(NearDupConfig, NearDupJob.run, ("pairs", "clusters"), {}, {"algorithm": "b"}),
+    "mwo": Job(MwoConfig, MwoJoinJob.run, ("pairs", "records", "postings", "terms"),
                {"t": 0.4}, {"t": 0.6}),
-    "sweep": Job(SweepConfig, sweep_job.run, ("outcomes/k=4/m=50", "outcomes/k=5/m=10", "outcomes/k=5/m=50"),
+    "sweep": Job(SweepConfig, SweepJob.run, ("outcomes/k=4/m=50", "outcomes/k=5/m=10", "outcomes/k=5/m=50"),
                  {"ks": [4, 5], "ms": [10, 50], "cs": [2, 3], "thetas": [0.5], "pivot": [5, 50, 2, 0.5]},
                  None),
-    "phrases": Job(PhrasesConfig, phrases_job.run,
+    "phrases": Job(PhrasesConfig, PhrasesJob.run,
                    ("popular_phrases", "doc_popular_counts", "covering_sets", "cover_scatter", "host_stats"),
                    {"cover_min_popular": 5, "min_host_pages": 3}, None),
-    "reuse": Job(ReuseConfig, reuse_job.run_detect, ("labeled", "pages", "neighborhoods", "chunk_matches"),
+    "reuse": Job(ReuseConfig, DetectJob.run, ("labeled", "pages", "neighborhoods", "chunk_matches"),
                  {"chunk_threshold": 3, "file_threshold": 3}, None),
 }
 

@@ -2,7 +2,7 @@
 
 Random small corpora (hypothesis) with shared and unique paragraphs, stop chunks, whitespace
 variants, empty lines, exact duplicate pages, nested URL paths and recursion-error URLs go
-through ``run_detect`` (blind: discovery runs first) and through ``reference``; discovery,
+through ``DetectJob`` (blind: discovery runs first) and through ``reference``; discovery,
 recursion errors, contains per page and badness per neighborhood must agree.
 """
 
@@ -19,9 +19,9 @@ from tiers import budgets, examples
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import host_of
-from quiltdetect.reuse import job
 from quiltdetect.reuse.chunks import builtin_stop_chunks
 from quiltdetect.reuse.config import ReuseConfig
+from quiltdetect.reuse.job import DetectJob
 from quiltdetect.reuse.reference import (
     RefDoc,
     ref_clean,
@@ -67,7 +67,7 @@ def _run(spark, tmp: Path, rows: list[dict], **params) -> dict:
     table.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     cfg = merge_settings(ReuseConfig, {"inputs": [str(table)], "output": str(tmp / "out"), "overwrite": True,
                                        "top": 0, "top_objects": 5, **params})
-    result = job.run_detect(spark, cfg)
+    result = DetectJob.run(spark, cfg)
     read = lambda name: [r.asDict() for r in spark.read.parquet(str(tmp / "out" / name)).collect()]  # noqa: E731
     out = {name: read(name) for name in ("pages", "neighborhoods", "recursion_errors", "labeled")}
     if (tmp / "out" / "frequency").exists():

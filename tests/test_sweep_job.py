@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.quilts import job as quilt_job
 from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.job import QuiltsJob
 from quiltdetect.quilts.reference import RefDoc, reference_quilts
 from quiltdetect.quilts.sources import mark_attributed
 from quiltdetect.sweep import job as sweep_job
 from quiltdetect.sweep.config import SweepConfig
+from quiltdetect.sweep.job import SweepJob
 
 pytestmark = pytest.mark.spark
 
@@ -90,14 +91,14 @@ def test_sweep_equals_reference_and_quilt_job(spark, tmp_path):
     table.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
     cfg = merge_settings(SweepConfig, GRID, {"inputs": [str(table)], "output": str(tmp / "sweep")})
-    result = sweep_job.run(spark, cfg)
+    result = SweepJob.run(spark, cfg)
     got = {(r["k"], r["m"], r["c"], r["theta"], r["phi"]): (r["quilted"], r["avg_sources"], r["m_breaks"])
-           for r in result.rows}
+           for r in result.report["rows"]}
     expected = expected_rows(ref_docs, cfg)
     assert got == expected
     assert sum(q for q, _, _ in got.values()) > 0, "the corpora should hold some quilts"
 
-    checks = sweep_job.monotonicity_summary(result.rows)
+    checks = sweep_job.monotonicity_summary(result.report["rows"])
     assert checks["theta_violations"] == 0 and checks["c_violations"] == 0
     for (k, m, c, t, phi), (quilted, _, breaks) in got.items():
         if m != cfg.ms[0]:  # every page lost since the previous m is a reported break
@@ -112,7 +113,7 @@ def test_sweep_equals_reference_and_quilt_job(spark, tmp_path):
     k, m, phi = 3, 4, 0.25
     qcfg = merge_settings(QuiltConfig, {"inputs": [str(table)], "output": str(tmp / "job"), "k": k, "m": m,
                                         "c": 1, "theta": 0.0, "phi": phi, "top": 0})
-    quilt_job.run(spark, qcfg)
+    QuiltsJob.run(spark, qcfg)
     stats = [r.asDict() for r in spark.read.parquet(str(tmp / "job" / "doc_stats")).collect()]
     for c in cfg.cs:
         for t in cfg.thetas:

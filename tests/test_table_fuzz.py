@@ -24,8 +24,7 @@ from test_hostile_tables import invalid_strings
 from tiers import budgets, examples
 
 from quiltdetect.common.config import ConfigError, merge_settings
-from quiltdetect.ingest import job as ingest_job
-from quiltdetect.ingest.job import IngestConfig
+from quiltdetect.doctable.job import IngestConfig, IngestJob
 
 pytestmark = pytest.mark.spark
 
@@ -158,7 +157,7 @@ def write_dir(root: Path, files) -> int:
 
 
 def ingest(spark, inputs: Path, out: Path):
-    return ingest_job.run(spark, merge_settings(IngestConfig, {
+    return IngestJob.run(spark, merge_settings(IngestConfig, {
         "inputs": [str(inputs)], "output": str(out), "write_rejects": True}).validate())
 
 

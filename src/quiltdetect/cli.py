@@ -16,19 +16,11 @@ from types import ModuleType
 
 from quiltdetect import __version__
 from quiltdetect.common.config import ConfigError
-from quiltdetect.ingest import cli as ingest_cli
+from quiltdetect.doctable import cli as ingest_cli
 from quiltdetect.mwo import cli as mwo_cli
 from quiltdetect.neardup import cli as neardup_cli
-from quiltdetect.options import (  # noqa: F401  (kept importable from here for scripts)
-    IO_OPTIONS,
-    add_io_options,
-    config_files,
-    config_from_args,
-    start_job,
-)
 from quiltdetect.phrases import cli as phrases_cli
 from quiltdetect.quilts import cli as quilts_cli
-from quiltdetect.quilts.cli import add_quilt_options, bundled_sample, quilt_config, run_quilts  # noqa: F401
 from quiltdetect.reuse import cli as reuse_cli
 from quiltdetect.review import cli as review_cli
 from quiltdetect.sweep import cli as sweep_cli

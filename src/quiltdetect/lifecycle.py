@@ -1,14 +1,19 @@
-"""The life of one job run, shared by every analysis: claim the output, ingest, publish.
+"""The job contract: what every analysis declares, and the life of one run, written once.
 
-Every job follows the same steps (see ``common/runstate.py`` for the layout on disk):
+An analysis is a ``Job`` subclass (see ``docs/architecture.md``): its ``name``, its config class
+(the single source of its defaults), the ``tables`` it writes, and ``compute(run)``. Every run
+of every job follows the same steps (``common/runstate.py`` gives the layout on disk):
 
 1. ``start``: check ``--output``, resolve the inputs, fingerprint them, and claim the output
    directory (or find that this exact configuration already completed there);
-2. ``docs``: the document table, reused from an earlier run on the same inputs;
-3. ``write``: every result table goes to a temporary directory and is renamed into place;
-4. ``publish``: metrics.json, config.yaml, then ``_COMPLETE`` last.
+2. ``compute``: the job's own work. ``run.docs()`` gives the document table, reused from an
+   earlier run on the same inputs; ``run.out`` writes tables atomically (a scratch directory,
+   then a rename), text, bytes and plots, locally or to any Hadoop URI;
+3. ``publish``: metrics.json, config.yaml, then ``_COMPLETE`` last;
+4. ``report``: the rows the summary shows, read back from the output.
 
-A run killed at any point leaves no ``_COMPLETE``; a rerun resumes from its finished stages.
+A run killed at any point leaves no ``_COMPLETE``; a rerun resumes from its finished stages, and
+a rerun of a configuration that already completed reports it without computing again.
 """
 
 from __future__ import annotations
@@ -16,12 +21,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError, JobConfig, to_yaml
+from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import COMPLETE, RunState, fingerprint
 from quiltdetect.ingest.read import InputFile, resolve_inputs
@@ -55,21 +61,21 @@ class JobRun:
 
     def docs(self) -> DataFrame:
         """The document table (docs/), reused when an earlier run ingested the same inputs."""
-        return document_table(self.spark, self.cfg, self.metrics, state=self.state, files=self.files)
+        return document_table(self.spark, self.cfg, self.metrics, self.out, state=self.state, files=self.files)
+
+    @property
+    def out(self) -> OutputFolder:
+        """The output folder: tables (written atomically), text, bytes and plots."""
+        return self.state.out
 
     def path(self, *parts: str) -> str:
-        return fs.join(self.cfg.output, *parts)
-
-    def write(self, frame: DataFrame, table: str) -> DataFrame:
-        """Write a result table atomically (temporary directory, then rename) and read it back."""
-        self.state.write_table(frame, table)
-        return self.spark.read.parquet(self.path(table))
+        return self.out.path(*parts)
 
     def publish(self, extra: dict[str, Any] | None = None) -> None:
         """metrics.json and config.yaml, then _COMPLETE last: the output is now complete."""
         metrics_json = self.metrics.to_json(extra)
-        fs.write_text(self.spark, self.path("metrics.json"), metrics_json)
-        fs.write_text(self.spark, self.path("config.yaml"), to_yaml(self.cfg))
+        self.out.write_text("metrics.json", metrics_json)
+        self.out.write_text("config.yaml", to_yaml(self.cfg))
         self.state.complete(self.key, dataclasses.asdict(self.cfg), json.loads(metrics_json))
 
 
@@ -102,3 +108,91 @@ def require_complete(spark: SparkSession, output: str, what: str) -> None:
     if not fs.exists(spark, fs.join(output, COMPLETE)):
         raise ConfigError(f"{what} {output} is not a complete quiltdetect output (no {COMPLETE}); "
                           "rerun the job that writes it, or point to a finished output")
+
+
+C = TypeVar("C", bound=JobConfig)
+
+
+@dataclass
+class JobResult:
+    """What every run returns: the job that ran, where it wrote, its metrics, and ``report``,
+    the rows its summary shows (read back from the output, so a completed run reports alike)."""
+
+    job: Job
+    output: str
+    metrics: RunMetrics
+    report: dict[str, Any]
+
+    def summary(self) -> str:
+        """The end-of-run summary the console command prints."""
+        return self.job.summary(self)
+
+
+class Job(Generic[C]):
+    """One analysis. A subclass declares what it is and does ``compute``; ``run`` is the life cycle.
+
+    ``name`` is its command (``"reuse detect"``), ``state_name`` the job recorded in the output
+    (a rerun of another job into the same output is refused), ``config_class`` holds every
+    default, ``tables`` names the result tables it writes beside ``docs/`` (documentation and a
+    test read it). ``report_complete = False`` for a job whose summary cannot be read back from
+    its output: it recomputes on a rerun (the document table is still reused).
+    """
+
+    name: ClassVar[str]
+    state_name: ClassVar[str]
+    config_class: ClassVar[type[JobConfig]]
+    tables: ClassVar[tuple[str, ...]] = ()
+    report_complete: ClassVar[bool] = True
+
+    def __init__(self, cfg: C) -> None:
+        self.cfg = cfg
+
+    def validate(self) -> None:
+        """Check the configuration (before any output is touched)."""
+        self.cfg.validate()
+
+    def key(self) -> Any:
+        """What else shapes the results besides the settings (fingerprinted with them)."""
+        return None
+
+    def parameters(self) -> dict[str, Any]:
+        """The settings that shape the results, written to metrics.json as ``parameters``."""
+        base = {f.name for f in dataclasses.fields(JobConfig)}
+        return {k: v for k, v in dataclasses.asdict(self.cfg).items() if k not in base and k not in NOT_SHAPING}
+
+    def begin(self, run: JobRun) -> None:
+        """Called once the output is claimed, whether or not the run computes (e.g. extra metrics)."""
+
+    def compute(self, run: JobRun) -> dict[str, Any] | None:
+        """The analysis: write the result tables. Returns what metrics.json adds (optional)."""
+        raise NotImplementedError
+
+    def report(self, run: JobRun) -> dict[str, Any]:
+        """The rows the summary shows, read from the written output."""
+        return {}
+
+    def headline(self, result: JobResult) -> str:
+        """The first summary line after ``quiltdetect``: the job and its main settings."""
+        return self.name
+
+    def details(self, result: JobResult) -> list[str]:
+        """The summary lines after the stages (top rows of the results)."""
+        return []
+
+    def summary(self, result: JobResult) -> str:
+        lines = [f"quiltdetect {self.headline(result)} -> {result.output}", "stages:",
+                 *result.metrics.summary_lines(), *self.details(result)]
+        return "\n".join(lines)
+
+    @classmethod
+    def run(cls, spark: SparkSession, cfg: C) -> JobResult:
+        """Run the job into ``cfg.output``: validate, claim, compute (or resume), publish, report."""
+        job = cls(cfg)
+        job.validate()
+        run = start(spark, cfg, cls.state_name, extra_key=job.key(), report_complete=cls.report_complete)
+        run.metrics.job = cls.name
+        job.begin(run)
+        if not run.complete_already:
+            extra = job.compute(run) or {}
+            run.publish({"parameters": {**job.parameters(), **extra.pop("parameters", {})}, **extra})
+        return JobResult(job, cfg.output, run.metrics, job.report(run))

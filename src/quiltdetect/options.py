@@ -63,6 +63,14 @@ def config_from_args(cls: type[T], args: argparse.Namespace, options: tuple[str,
     return merge_settings(cls, file_layer, cli_layer, overrides)
 
 
+def run_job(job: Any, cfg: Any, *, local: bool) -> int:
+    """What every command does with its configuration: start Spark, run the job (a
+    ``lifecycle.Job`` class), print its summary."""
+    spark = start_job(f"quiltdetect-{job.name.replace(' ', '-')}", cfg, local=local)
+    print(job.run(spark, cfg).summary(), flush=True)
+    return 0
+
+
 def start_job(app_name: str, cfg: Any, *, local: bool):
     """Check inputs and output (local ones before Spark starts), then build the session."""
     from quiltdetect.common import fs

@@ -1,4 +1,4 @@
-"""Figures as PNG bytes, for any output: the caller writes them with ``fs.write_bytes``, which
+"""Figures as PNG bytes, for any output: the job writes them with ``OutputFolder.write_bytes``, which
 reaches local paths and Hadoop URIs (s3a://, hdfs://) alike, so no plot is lost on a remote output."""
 
 from __future__ import annotations

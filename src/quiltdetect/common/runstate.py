@@ -28,11 +28,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from quiltdetect import __version__
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError
+from quiltdetect.common.folder import SCRATCH, OutputFolder
 
 log = logging.getLogger(__name__)
 STATE_DIR = "_quiltdetect"
@@ -90,6 +91,11 @@ class RunState:
     inputs_key: str  # fingerprint of the input files and the ingestion settings
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8])
 
+    @property
+    def out(self) -> OutputFolder:
+        """The output folder; its tables are written through this run's scratch directory."""
+        return OutputFolder(self.spark, self.output, self.run_id)
+
     def path(self, *parts: str) -> str:
         return fs.join(self.output, *parts)
 
@@ -99,7 +105,7 @@ class RunState:
             fs.delete(self.spark, self.output)
         refuse_other_runs(self.spark, self.output, self.inputs_key, self.job)
         fs.delete(self.spark, self.path(COMPLETE))
-        fs.delete(self.spark, self.path(STATE_DIR, "tmp"))
+        fs.delete(self.spark, self.path(SCRATCH))
         self._clear_unfinished()
         fs.write_text(self.spark, self.path(STATE_DIR, "run.json"), json.dumps(
             {"job": self.job, "inputs_key": self.inputs_key, "version": __version__}, indent=2))
@@ -134,13 +140,6 @@ class RunState:
                 return marker.get("counts", {})
         return None
 
-    def write_table(self, frame: DataFrame, table: str, options: dict[str, str] | None = None) -> None:
-        """Write a DataFrame as Parquet (with writer ``options``) to a temporary directory, then
-        move it to ``table``."""
-        tmp = self.path(STATE_DIR, "tmp", f"{table.replace('/', '_')}-{self.run_id}")
-        frame.write.options(**(options or {})).mode("overwrite").parquet(tmp)
-        fs.replace(self.spark, tmp, self.path(table))
-
     def finish_stage(self, name: str, key: str, tables: list[str], counts: dict) -> None:
         """Record a stage as done, after its tables are in place."""
         fs.write_text(self.spark, self.path(STATE_DIR, "stages", f"{name}.json"), json.dumps(
@@ -151,7 +150,7 @@ class RunState:
 
     def complete(self, config_key: str, config: dict, metrics: dict) -> None:
         """Publish the run: write _COMPLETE last, remove temporary files."""
-        fs.delete(self.spark, self.path(STATE_DIR, "tmp"))
+        fs.delete(self.spark, self.path(SCRATCH))
         fs.write_text(self.spark, self.path(COMPLETE), json.dumps(
             {"job": self.job, "config_key": config_key, "inputs_key": self.inputs_key, "run_id": self.run_id,
              "config": config, "metrics": metrics}, indent=2, default=str))

@@ -11,8 +11,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from quiltdetect.common import fs
 from quiltdetect.common.config import JobConfig
+from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import RunState, file_fingerprint, fingerprint
 from quiltdetect.ingest.read import (
@@ -46,16 +46,16 @@ def document_table(
     spark: SparkSession,
     cfg: JobConfig,
     metrics: RunMetrics,
+    out: OutputFolder,
     *,
     state: RunState | None = None,
     files: list[InputFile] | None = None,
 ) -> DataFrame:
-    """Read every input into the document table, write it to docs/ and read it back.
+    """Read every input into the document table, write it to ``out``'s docs/ and read it back.
 
     Reading it back pins the doc_keys (assigned once, in doc_id order) for every later stage.
     With a ``state``, a docs/ table finished by an earlier run on the same inputs is reused.
     """
-    docs_path = fs.join(cfg.output, "docs")
     with metrics.stage(spark, "ingest", "read inputs, parse HTML, write docs/") as counts:
         files = files if files is not None else resolve_inputs(spark, cfg.inputs, cfg.input_format)
         key = state.inputs_key if state is not None else ""
@@ -63,7 +63,7 @@ def document_table(
         if done is not None:
             counts.update(done)
             counts["reused"] = True
-            return spark.read.parquet(docs_path)
+            return out.read_table("docs")
         counts["files"] = len(files)
         rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader)
         # Archives are parsed once and kept for the second pass; tables are cheaper to scan twice.
@@ -84,18 +84,10 @@ def document_table(
                 ranked.where(F.col("dup_rank") > 1).select(
                     *REJECT_COLUMNS[:4], F.lit(SKIP_DUPLICATE_ID).alias("skip_reason"),
                     F.lit("another record with this doc_id was kept").alias("skip_detail")))
-            rejects = rejects.orderBy("source", "offset", "doc_id")
-            if state is not None:
-                state.write_table(rejects, "rejects")
-            else:
-                rejects.write.mode("overwrite").parquet(fs.join(cfg.output, "rejects"))
-        if state is not None:
-            state.write_table(docs, "docs", DOCS_WRITE_OPTIONS)
-        else:
-            docs.write.options(**DOCS_WRITE_OPTIONS).mode("overwrite").parquet(docs_path)
+            out.write_table(rejects.orderBy("source", "offset", "doc_id"), "rejects")
+        table = out.write_table(docs, "docs", DOCS_WRITE_OPTIONS)
         if archives:
             rows.unpersist()
-        table = spark.read.parquet(docs_path)
         n_docs = table.count()
         if candidates > n_docs:
             skipped[SKIP_DUPLICATE_ID] = candidates - n_docs

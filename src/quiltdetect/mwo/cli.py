@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 from quiltdetect.common.config import show_defaults
 from quiltdetect.mwo.config import MwoConfig
-from quiltdetect.options import add_io_options, config_from_args, start_job
+from quiltdetect.options import add_io_options, config_from_args, run_job
 
 MWO_OPTIONS = ("t", "min_weight_ratio", "index_threshold", "top")
 
@@ -71,11 +71,7 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     """Run ``mwo index``, ``mwo join`` or ``mwo query`` from parsed arguments."""
     if args.mwo_command == "query":
         return _query(args)
-    from quiltdetect.mwo import job
+    from quiltdetect.mwo.job import MwoIndexJob, MwoJoinJob
 
-    cfg = config_from_args(MwoConfig, args, MWO_OPTIONS).validate()
-    is_join = args.mwo_command == "join"
-    spark = start_job(f"quiltdetect-mwo-{args.mwo_command}", cfg, local=local)
-    result = job.run(spark, cfg, join=is_join)
-    print(job.format_summary(result, cfg, join=is_join), flush=True)
-    return 0
+    job = MwoJoinJob if args.mwo_command == "join" else MwoIndexJob
+    return run_job(job, config_from_args(MwoConfig, args, MWO_OPTIONS).validate(), local=local)

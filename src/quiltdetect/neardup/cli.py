@@ -9,7 +9,7 @@ import yaml
 
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, show_defaults
 from quiltdetect.neardup.config import ALGORITHMS, PRESETS, NearDupConfig
-from quiltdetect.options import IO_OPTIONS, add_io_options, config_files, start_job
+from quiltdetect.options import IO_OPTIONS, add_io_options, config_files, run_job
 
 OPTIONS = ("algorithm", "k", "wrap", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap", "top")
 
@@ -80,10 +80,6 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     """Run ``neardup`` (the Spark job) or ``neardup calibrate`` (no Spark)."""
     if args.action == "calibrate":
         return run_calibration(args)
-    from quiltdetect.neardup import job
+    from quiltdetect.neardup.job import NearDupJob
 
-    cfg = neardup_config(args)
-    spark = start_job("quiltdetect-neardup", cfg, local=local)
-    result = job.run(spark, cfg)
-    print(job.format_summary(result, cfg), flush=True)
-    return 0
+    return run_job(NearDupJob, neardup_config(args), local=local)

@@ -3,31 +3,20 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from quiltdetect import lifecycle
-from quiltdetect.common import fs
+from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.ingest.table import SPILL
-from quiltdetect.lifecycle import JobRun
+from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class NearDupRun:
-    """What a finished run leaves behind: where it wrote, its metrics, the largest clusters."""
-
-    output: str
-    metrics: RunMetrics
-    top_clusters: list[dict[str, Any]]
 
 
 def near_duplicate_clusters(spark: SparkSession, docs: DataFrame, cfg: NearDupConfig,
@@ -75,60 +64,58 @@ def collapse_near_duplicates(spark: SparkSession, docs: DataFrame, metrics: RunM
     return kept
 
 
-def write_outputs(job: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame) -> None:
+def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame) -> None:
     """pairs/ and clusters/ with doc_id strings (the edges of the dataflow use doc_keys)."""
-    with job.metrics.stage(job.spark, "write", "pairs/ and clusters/ with doc_ids") as counts:
+    with run.metrics.stage(run.spark, "write", "pairs/ and clusters/ with doc_ids") as counts:
         ids = docs.select("doc_key", "doc_id")
         named = (pairs.join(ids.withColumnRenamed("doc_key", "a").withColumnRenamed("doc_id", "doc_id_a"), on="a")
                  .join(ids.withColumnRenamed("doc_key", "b").withColumnRenamed("doc_id", "doc_id_b"), on="b")
                  .select("doc_id_a", "doc_id_b", "b_similarity", "c_similarity", "same_site"))
-        counts["pairs"] = job.write(named.orderBy("doc_id_a", "doc_id_b"), "pairs").count()
+        counts["pairs"] = run.out.write_table(named.orderBy("doc_id_a", "doc_id_b"), "pairs").count()
         sizes = clusters.groupBy("cluster_key").agg(F.count(F.lit(1)).cast("int").alias("cluster_size"))
         table = (clusters.join(sizes, on="cluster_key").join(ids, on="doc_key")
                  .join(ids.withColumnRenamed("doc_key", "cluster_key").withColumnRenamed("doc_id", "cluster_id"),
                        on="cluster_key")
                  .select("doc_id", "cluster_id", "cluster_size"))
-        counts["clustered_documents"] = job.write(table.orderBy("cluster_id", "doc_id"), "clusters").count()
+        counts["clustered_documents"] = run.out.write_table(table.orderBy("cluster_id", "doc_id"), "clusters").count()
 
 
-def top_clusters(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]:
+def top_clusters(out: OutputFolder, n: int) -> list[dict[str, Any]]:
     """The n largest clusters (then smallest cluster_id) with their size."""
     if n <= 0:
         return []
-    clusters = spark.read.parquet(fs.join(output, "clusters"))
+    clusters = out.read_table("clusters")
     rows = (clusters.groupBy("cluster_id").agg(F.first("cluster_size").alias("cluster_size"))
             .orderBy(F.desc("cluster_size"), F.asc("cluster_id")).limit(n).collect())
     return [r.asDict() for r in rows]
 
 
-def run(spark: SparkSession, cfg: NearDupConfig) -> NearDupRun:
-    """Run the whole job; writes docs/, pairs/, clusters/, metrics.json, config.yaml, _COMPLETE."""
-    cfg.validate()
-    job = lifecycle.start(spark, cfg, "neardup")
-    if not job.complete_already:
-        docs = job.docs()
-        pairs, clusters = near_duplicate_clusters(spark, docs, cfg, job.metrics)
-        write_outputs(job, docs, pairs, clusters)
+class NearDupJob(Job[NearDupConfig]):
+    """``quiltdetect neardup``: near-duplicate pairs and clusters (Broder, Charikar, Henzinger 2006)."""
+
+    name = state_name = "neardup"
+    config_class = NearDupConfig
+    tables = ("pairs", "clusters")
+
+    def compute(self, run: JobRun) -> None:
+        docs = run.docs()
+        pairs, clusters = near_duplicate_clusters(run.spark, docs, self.cfg, run.metrics)
+        write_outputs(run, docs, pairs, clusters)
         pairs.unpersist()
         clusters.unpersist()
-        params = {"algorithm": cfg.algorithm, "k": cfg.k, "wrap": cfg.wrap, "b_threshold": cfg.b_threshold,
-                  "c_threshold": cfg.c_threshold, "combined_c_threshold": cfg.combined_c_threshold,
-                  "bucket_cap": cfg.bucket_cap}
-        job.publish({"parameters": params})
-    return NearDupRun(cfg.output, job.metrics, top_clusters(spark, cfg.output, cfg.top))
 
+    def report(self, run: JobRun) -> dict[str, Any]:
+        return {"top_clusters": top_clusters(run.out, self.cfg.top)}
 
-def format_summary(result: NearDupRun, cfg: NearDupConfig) -> str:
-    """The end-of-run summary: counts per stage, then the largest clusters."""
-    lines = [
-        f"quiltdetect neardup (algorithm={cfg.algorithm}, k={cfg.k}, b>={cfg.b_threshold}, c>={cfg.c_threshold},"
-        f" combined c>={cfg.combined_c_threshold}) -> {result.output}",
-        "stages:",
-        *result.metrics.summary_lines(),
-    ]
-    if result.top_clusters:
-        lines.append(f"largest {len(result.top_clusters)} clusters (size, cluster_id = smallest doc_id):")
-        lines += [f"{i:>3}. {c['cluster_size']:>6}  {c['cluster_id']}" for i, c in enumerate(result.top_clusters, 1)]
-    else:
-        lines.append("no near-duplicate pairs found")
-    return "\n".join(lines)
+    def headline(self, result: JobResult) -> str:
+        cfg = self.cfg
+        return (f"neardup (algorithm={cfg.algorithm}, k={cfg.k}, b>={cfg.b_threshold}, c>={cfg.c_threshold},"
+                f" combined c>={cfg.combined_c_threshold})")
+
+    def details(self, result: JobResult) -> list[str]:
+        """The largest clusters."""
+        top = result.report["top_clusters"]
+        if not top:
+            return ["no near-duplicate pairs found"] if self.cfg.top > 0 else []
+        return [f"largest {len(top)} clusters (size, cluster_id = smallest doc_id):",
+                *(f"{i:>3}. {c['cluster_size']:>6}  {c['cluster_id']}" for i, c in enumerate(top, 1))]

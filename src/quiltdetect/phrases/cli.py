@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from quiltdetect.common.config import show_defaults
-from quiltdetect.options import add_io_options, config_from_args, start_job
+from quiltdetect.options import add_io_options, config_from_args, run_job
 from quiltdetect.phrases.config import COVER_SAMPLES, MONSTER_ORDERS, SERVERS, PhrasesConfig
 
 OPTIONS = ("k", "shingles", "popular", "collapse_near_duplicates", "near_duplicate_b", "server", "cover_sample",
@@ -56,10 +56,6 @@ def phrases_config(args: argparse.Namespace) -> PhrasesConfig:
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
     """Build the session, run the phrase job, print the summary."""
-    from quiltdetect.phrases import job
+    from quiltdetect.phrases.job import PhrasesJob
 
-    cfg = phrases_config(args)
-    spark = start_job("quiltdetect-phrases", cfg, local=local)
-    result = job.run(spark, cfg)
-    print(job.format_summary(result, cfg), flush=True)
-    return 0
+    return run_job(PhrasesJob, phrases_config(args), local=local)

@@ -1,26 +1,24 @@
 """The phrase job: document table -> sampled shingles -> popular phrases, covering sets and
 host statistics (definitions §3, Fetterly, Manasse, Najork 2005).
 
-``run(spark, cfg)`` reads as the paper's section 3: sample (§3.2), suppress near-duplicates and
+``PhrasesJob.compute`` reads as the paper's section 3: sample (§3.2), suppress near-duplicates and
 count popular shingles (§3.3), covering sets (§3.4), monsters (§3.5); one named stage each.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from quiltdetect import lifecycle
-from quiltdetect.common import fs
+from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
 from quiltdetect.ingest.table import SPILL
-from quiltdetect.lifecycle import JobRun
+from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.phrases import plots
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.covering_sets import (
@@ -47,15 +45,6 @@ log = logging.getLogger(__name__)
 PLOT_HOSTS = 20_000  # hosts drawn in Figs. 8-9 at most (those with the most pages)
 
 
-@dataclass
-class PhrasesRun:
-    """What a finished run leaves behind: where it wrote, its metrics and the top rows."""
-
-    output: str
-    metrics: RunMetrics
-    top: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-
-
 def samples_stage(spark: SparkSession, docs: DataFrame, cfg: PhrasesConfig, metrics: RunMetrics,
                   state: RunState) -> DataFrame:
     """Sampled shingles of every document (§3.2); written once per (inputs, k, m) and reused."""
@@ -67,9 +56,8 @@ def samples_stage(spark: SparkSession, docs: DataFrame, cfg: PhrasesConfig, metr
         if done is not None:
             counts.update(done)
             counts["reused"] = True
-            return spark.read.parquet(fs.join(cfg.output, table))
-        state.write_table(sampled_shingles(docs, cfg.k, cfg.shingles), table)
-        samples = spark.read.parquet(fs.join(cfg.output, table))
+            return state.out.read_table(table)
+        samples = state.out.write_table(sampled_shingles(docs, cfg.k, cfg.shingles), table)
         row = samples.agg(F.count(F.lit(1)), F.sum("n_words")).first()
         counts["documents_sampled"] = int(row[0])
         counts["documents_without_words"] = int(metrics.stages["ingest"]["documents"]) - int(row[0])
@@ -94,29 +82,9 @@ def collapse_stage(spark: SparkSession, samples: DataFrame, cfg: PhrasesConfig, 
     return kept
 
 
-def run(spark: SparkSession, cfg: PhrasesConfig) -> PhrasesRun:
-    """Run the whole job; writes docs/, the result tables and figures, metrics.json,
-    config.yaml and _COMPLETE (last). A rerun resumes like the other jobs (``lifecycle``)."""
-    cfg.validate()
-    job = lifecycle.start(spark, cfg, "phrases")
-    if not job.complete_already:
-        docs = job.docs()
-        samples = samples_stage(spark, docs, cfg, job.metrics, job.state)
-        kept = collapse_stage(spark, samples, cfg, job.metrics)
-        find_phrases(job, docs, kept)
-        kept.unpersist()
-        params = {"k": cfg.k, "shingles": cfg.shingles, "popular": cfg.popular, "server": cfg.server,
-                  "collapse_near_duplicates": cfg.collapse_near_duplicates, "near_duplicate_b": cfg.near_duplicate_b,
-                  "cover_sample": cfg.cover_sample, "cover_sample_size": cfg.cover_sample_size,
-                  "cover_seed": cfg.cover_seed, "cover_min_popular": cfg.cover_min_popular,
-                  "min_host_pages": cfg.min_host_pages, "monster_order": cfg.monster_order}
-        job.publish({"parameters": params})
-    return PhrasesRun(cfg.output, job.metrics, top_rows(spark, cfg))
-
-
-def find_phrases(job: JobRun, docs: DataFrame, kept: DataFrame) -> None:
+def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
     """§3.3-3.5 on the kept documents' samples: every result table and figure."""
-    spark, cfg, metrics, write_table = job.spark, job.cfg, job.metrics, job.write
+    spark, cfg, metrics, write_table = run.spark, run.cfg, run.metrics, run.out.write_table
     server = servers(docs, cfg.server).persist(SPILL)
     triples = shingle_triples(kept)
 
@@ -197,7 +165,7 @@ def find_phrases(job: JobRun, docs: DataFrame, kept: DataFrame) -> None:
                 f"Figs. 8-9: hosts with >= {cfg.min_host_pages} pages"),
         }
         for name, png in figures.items():
-            fs.write_bytes(spark, fs.join(cfg.output, name), png)
+            run.out.write_bytes(name, png)
         counts["figures"] = len(figures)
 
 
@@ -213,13 +181,11 @@ def histogram_counts(hist: pd.DataFrame, m: int) -> dict[str, Any]:
     }
 
 
-def top_rows(spark: SparkSession, cfg: PhrasesConfig) -> dict[str, list[dict[str, Any]]]:
+def top_rows(out: OutputFolder, cfg: PhrasesConfig) -> dict[str, list[dict[str, Any]]]:
     """The first ``top`` rows of the ranked outputs, for the summary."""
     if cfg.top <= 0:
         return {}
-
-    def read(name: str) -> DataFrame:
-        return spark.read.parquet(fs.join(cfg.output, name))
+    read = out.read_table
 
     covers = (read("covering_sets").orderBy(F.desc("n_popular"), F.desc("cover_size"), "doc_id").limit(cfg.top)
               .collect())
@@ -231,11 +197,9 @@ def top_rows(spark: SparkSession, cfg: PhrasesConfig) -> dict[str, list[dict[str
     }
 
 
-def format_summary(result: PhrasesRun, cfg: PhrasesConfig) -> str:
-    """The end-of-run summary: counts per stage, then the top of each output."""
-    lines = [f"quiltdetect phrases (k={cfg.k}, shingles={cfg.shingles}, popular>={cfg.popular}, "
-             f"server={cfg.server}) -> {result.output}", "stages:", *result.metrics.summary_lines()]
-    top = result.top
+def summary_lines(top: dict[str, list[dict[str, Any]]], cfg: PhrasesConfig) -> list[str]:
+    """The summary after the stages: the top of each output."""
+    lines: list[str] = []
     if top.get("popular_phrases"):
         lines.append(f"top {len(top['popular_phrases'])} popular phrases (documents, phrase, example):")
         lines += [f"{p['rank']:>4}. {p['n_documents']:>7}  {p['phrase']!s:<40}  {p['example_url']}"
@@ -264,4 +228,31 @@ def format_summary(result: PhrasesRun, cfg: PhrasesConfig) -> str:
             foreign = "-" if c["foreign_contribution"] is None else c["foreign_contribution"]
             lines.append(f"      {c['n_popular']:>3} {c['cover_size']:>4} {foreign!s:>4}  {c['url']}")
             lines += [f"            <- {d['url']}  covered {d['covered']}" for d in c["donors"][:4]]
-    return "\n".join(lines)
+    return lines
+
+
+class PhrasesJob(Job[PhrasesConfig]):
+    """``quiltdetect phrases``: popular phrases, covering sets and monster sites (Fetterly 2005)."""
+
+    name = state_name = "phrases"
+    config_class = PhrasesConfig
+    tables = ("doc_popular_counts", "shingle_occurrences", "popular_per_document", "popular_phrases",
+              "covering_sets", "cover_scatter", "host_stats", "monster_sites")
+
+    def compute(self, run: JobRun) -> None:
+        """Sample (§3.2), collapse near-duplicates (§3.3), then phrases, covers, hosts (§3.3-3.5)."""
+        docs = run.docs()
+        samples = samples_stage(run.spark, docs, self.cfg, run.metrics, run.state)
+        kept = collapse_stage(run.spark, samples, self.cfg, run.metrics)
+        find_phrases(run, docs, kept)
+        kept.unpersist()
+
+    def report(self, run: JobRun) -> dict[str, Any]:
+        return top_rows(run.out, self.cfg)
+
+    def headline(self, result: JobResult) -> str:
+        cfg = self.cfg
+        return f"phrases (k={cfg.k}, shingles={cfg.shingles}, popular>={cfg.popular}, server={cfg.server})"
+
+    def details(self, result: JobResult) -> list[str]:
+        return summary_lines(result.report, self.cfg)

@@ -1,7 +1,7 @@
 """The paper's figures as PNG files (matplotlib, Agg backend), from small driver-side tables.
 
 Each function returns the PNG bytes (``common.plots.png_bytes``); the job writes them beside
-the tables with ``fs.write_bytes``, on a local path or any Hadoop file system.
+the tables with ``OutputFolder.write_bytes``, on a local path or any Hadoop file system.
 """
 
 from __future__ import annotations

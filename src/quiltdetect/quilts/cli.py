@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from quiltdetect.common.config import ConfigError, merge_settings, show_defaults
-from quiltdetect.options import add_io_options, config_from_args, start_job
+from quiltdetect.options import add_io_options, config_from_args, run_job
 from quiltdetect.quilts.config import FOREIGN_CHOICES, QuiltConfig
 
 OPTIONS = ("k", "m", "c", "theta", "foreign", "count_occurrences", "phi", "exclude_attributed", "top",
@@ -62,12 +62,9 @@ def bundled_sample() -> Path:
 
 def run_quilts(cfg: QuiltConfig, *, local: bool) -> int:
     """Build the session, run the quilt job, print the summary."""
-    from quiltdetect.quilts import job
+    from quiltdetect.quilts.job import QuiltsJob
 
-    spark = start_job("quiltdetect-quilts", cfg, local=local)
-    result = job.run(spark, cfg)
-    print(job.format_summary(result, cfg), flush=True)
-    return 0
+    return run_job(QuiltsJob, cfg, local=local)
 
 
 def run(args: argparse.Namespace, *, local: bool) -> int:

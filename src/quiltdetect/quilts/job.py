@@ -1,22 +1,21 @@
 """The quilt job: WARC/WET/tables -> document table -> quilts with their sources (definitions §1).
 
-``run(spark, cfg)`` reads as the paper's figure 5, one timed and named stage per step.
+``find_quilts`` reads as the paper's figure 5, one timed and named stage per step.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from quiltdetect import lifecycle
-from quiltdetect.common import fs
+from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
 from quiltdetect.ingest.table import SPILL
+from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.quilts.bucketed import (
     bucket_count,
     cover_sources,
@@ -33,17 +32,8 @@ from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contri
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class QuiltRun:
-    """What a finished run leaves behind: where it wrote, and its metrics."""
-
-    output: str
-    metrics: RunMetrics
-    top_quilts: list[dict[str, Any]]
-
-
 def gram_sets_stage(
-    spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics, state: RunState | None
+    spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics, state: RunState
 ) -> tuple[DataFrame, int]:
     """The gram-bucket table of the documents (see ``bucketed``) and its bucket count.
 
@@ -54,34 +44,26 @@ def gram_sets_stage(
         "-collapsed" if cfg.collapse_near_duplicates else "")
     table = f"{STATE_DIR}/work/{name}"
     # The gram sets depend on the inputs, k, the counting mode and which documents are kept.
-    key = fingerprint([state.inputs_key if state else "", cfg.k, with_counts, cfg.collapse_near_duplicates,
-                       "buckets-v1"])
+    key = fingerprint([state.inputs_key, cfg.k, with_counts, cfg.collapse_near_duplicates, "buckets-v1"])
     with metrics.stage(spark, "grams", f"{cfg.k}-gram sets per document, as gram buckets") as counts:
-        done = state.stage(name, key) if state is not None else None
+        done = state.stage(name, key)
         if done is not None and "gram_buckets" in done:
             counts.update(done)
             counts["reused"] = True
-            return spark.read.parquet(fs.join(cfg.output, table)), int(done["gram_buckets"])
+            return state.out.read_table(table), int(done["gram_buckets"])
         n = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
-        buckets = gram_buckets(docs, cfg.k, n, with_counts=with_counts)
-        if state is not None:
-            state.write_table(buckets, table)
-            buckets = spark.read.parquet(fs.join(cfg.output, table))
-        else:
-            buckets = buckets.persist(SPILL)
+        buckets = state.out.write_table(gram_buckets(docs, cfg.k, n, with_counts=with_counts), table)
         counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(buckets, n)
         counts["gram_buckets"] = n
-        if state is not None:
-            state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
+        state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
     return buckets, n
 
 
-def find_quilts(
-    spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics, state: RunState | None = None
-) -> None:
+def find_quilts(run: JobRun, docs: DataFrame) -> None:
     """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/."""
+    spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with_counts = cfg.count_occurrences
-    grams, n_gram = gram_sets_stage(spark, docs, cfg, metrics, state)
+    grams, n_gram = gram_sets_stage(spark, docs, cfg, metrics, run.state)
     n_docs = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
@@ -107,15 +89,14 @@ def find_quilts(
 
     with metrics.stage(spark, "quilts", f"keep documents with >= {cfg.c} sources, write quilts/") as counts:
         quilts = assemble_quilts(fractions, covers, docs, cfg.c, exclude_attributed=cfg.exclude_attributed)
-        write_table(spark, quilts.orderBy("doc_id"), cfg.output, "quilts", state)
+        written = out.write_table(quilts.orderBy("doc_id"), "quilts")
         stats = (
             fractions.join(sizes.select("doc_key", "n_sources"), on="doc_key", how="left")
             .join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
             .select("doc_id", "url", "n_grams", "n_patch_grams", "patchfrac",
                     F.coalesce("n_sources", F.lit(0)).cast("int").alias("n_sources"))
         )
-        write_table(spark, stats.orderBy("doc_id"), cfg.output, "doc_stats", state)
-        written = spark.read.parquet(fs.join(cfg.output, "quilts"))
+        out.write_table(stats.orderBy("doc_id"), "doc_stats")
         row = written.agg(F.count(F.lit(1)), F.avg(F.size("sources")), F.sum(F.col("attributed").cast("long"))).first()
         counts["quilts"] = int(row[0])
         if counts["quilts"]:
@@ -125,19 +106,11 @@ def find_quilts(
             frame.unpersist()
 
 
-def write_table(spark: SparkSession, frame: DataFrame, output: str, name: str, state: RunState | None) -> None:
-    """Write a result table: atomically through the run state when there is one."""
-    if state is not None:
-        state.write_table(frame, name)
-    else:
-        frame.write.mode("overwrite").parquet(fs.join(output, name))
-
-
-def top_quilts(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]:
+def top_quilts(out: OutputFolder, n: int) -> list[dict[str, Any]]:
     """The n quilts with the highest patch fraction (then most sources, then doc_id)."""
     if n <= 0:
         return []
-    quilts = spark.read.parquet(fs.join(output, "quilts"))
+    quilts = out.read_table("quilts")
     rows = (
         quilts.orderBy(F.desc("patchfrac"), F.desc(F.size("sources")), F.asc("doc_id"))
         .limit(n)
@@ -146,40 +119,35 @@ def top_quilts(spark: SparkSession, output: str, n: int) -> list[dict[str, Any]]
     return [r.asDict(recursive=True) for r in rows]
 
 
-def run(spark: SparkSession, cfg: QuiltConfig) -> QuiltRun:
-    """Run the whole job; writes docs/, quilts/, doc_stats/, metrics.json, config.yaml, _COMPLETE.
+class QuiltsJob(Job[QuiltConfig]):
+    """``quiltdetect quilts``: (k, m, c, θ)-quilted pages and their sources (Najork 2012)."""
 
-    A rerun into the same output resumes: finished stages with the same inputs and settings
-    are skipped, and a run that is already complete for this configuration does nothing.
-    """
-    cfg.validate()
-    job = lifecycle.start(spark, cfg, "quilts")
-    if job.complete_already:
-        return QuiltRun(cfg.output, job.metrics, top_quilts(spark, cfg.output, cfg.top))
-    docs = job.docs()
-    if cfg.collapse_near_duplicates:
-        from quiltdetect.neardup.job import collapse_near_duplicates
+    name = state_name = "quilts"
+    config_class = QuiltConfig
+    tables = ("quilts", "doc_stats")
 
-        docs = collapse_near_duplicates(spark, docs, job.metrics)
-    find_quilts(spark, docs, cfg, job.metrics, job.state)
-    top = top_quilts(spark, cfg.output, cfg.top)
-    params = {"k": cfg.k, "m": cfg.m, "c": cfg.c, "theta": cfg.theta, "foreign": cfg.foreign,
-              "phi": cfg.phi, "exclude_attributed": cfg.exclude_attributed}
-    job.publish({"parameters": params})
-    return QuiltRun(cfg.output, job.metrics, top)
+    def compute(self, run: JobRun) -> None:
+        docs = run.docs()
+        if self.cfg.collapse_near_duplicates:
+            from quiltdetect.neardup.job import collapse_near_duplicates
 
+            docs = collapse_near_duplicates(run.spark, docs, run.metrics)
+        find_quilts(run, docs)
 
-def format_summary(result: QuiltRun, cfg: QuiltConfig) -> str:
-    """The end-of-run summary: counts per stage, then the top quilts with their sources."""
-    lines = [
-        f"quiltdetect quilts (k={cfg.k}, m={cfg.m}, c={cfg.c}, theta={cfg.theta}, foreign={cfg.foreign})"
-        f" -> {result.output}",
-        "stages:",
-        *result.metrics.summary_lines(),
-    ]
-    if result.top_quilts:
-        lines.append(f"top {len(result.top_quilts)} quilts (patch fraction, url, then its sources in pick order):")
-        for i, q in enumerate(result.top_quilts, 1):
+    def report(self, run: JobRun) -> dict[str, Any]:
+        return {"top_quilts": top_quilts(run.out, self.cfg.top)}
+
+    def headline(self, result: JobResult) -> str:
+        cfg = self.cfg
+        return f"quilts (k={cfg.k}, m={cfg.m}, c={cfg.c}, theta={cfg.theta}, foreign={cfg.foreign})"
+
+    def details(self, result: JobResult) -> list[str]:
+        """The top quilts with their sources in pick order."""
+        top = result.report["top_quilts"]
+        if not top:
+            return ["no quilted pages found"] if self.cfg.top > 0 else []
+        lines = [f"top {len(top)} quilts (patch fraction, url, then its sources in pick order):"]
+        for i, q in enumerate(top, 1):
             credit = f", {q['n_attributed_sources']} attributed" if q.get("attributed") else ""
             lines.append(f"{i:>3}. {q['patchfrac']:.3f}  {q['url']}  ({q['n_patch_grams']}/{q['n_grams']} patch grams,"
                          f" {len(q['sources'])} sources{credit})")
@@ -187,6 +155,4 @@ def format_summary(result: QuiltRun, cfg: QuiltConfig) -> str:
                 lines.append(f"        <- {s['url']}  covered {s['covered']}, shared {s['shared']}")
             if len(q["sources"]) > 8:
                 lines.append(f"        ... {len(q['sources']) - 8} more sources")
-    else:
-        lines.append("no quilted pages found")
-    return "\n".join(lines)
+        return lines

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from quiltdetect.common.config import INPUT_FORMATS, show_defaults
-from quiltdetect.options import add_io_options, config_from_args, start_job
+from quiltdetect.options import add_io_options, config_from_args, run_job
 from quiltdetect.reuse.config import ReuseConfig
 
 COMMON = ("stop_chunks", "builtin_stop_chunks", "max_component_repeats", "max_prefix_depth", "top")
@@ -80,51 +80,6 @@ def reuse_config(args: argparse.Namespace) -> ReuseConfig:
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
     """Build the session, run the chosen step, print the summary."""
-    from quiltdetect.reuse import job
+    from quiltdetect.reuse.job import REUSE_JOBS
 
-    cfg = reuse_config(args)
-    command = args.reuse_command
-    spark = start_job(f"quiltdetect-reuse-{command}", cfg, local=local)
-    runner = {"discover": job.run_discover, "detect": job.run_detect, "mutate-eval": job.run_mutate_eval}[command]
-    result = runner(spark, cfg)
-    print(format_summary(result, cfg), flush=True)
-    return 0
-
-
-def _short(text: Any, n: int = 70) -> str:
-    s = str(text).replace("\n", " ")
-    return s if len(s) <= n else s[: n - 1] + "…"
-
-
-def format_summary(result: Any, cfg: ReuseConfig) -> str:
-    """The end-of-run summary: counts per stage, then the top rows of the step's tables."""
-    report = result.report
-    lines = [f"quiltdetect reuse {result.command} -> {result.output}", "stages:", *result.metrics.summary_lines()]
-    for kind in ("chunk", "file"):
-        top = report.get(f"top_{kind}s")
-        if top is not None and len(top):
-            lines.append(f"most frequent {kind}s (occurrences, documents, example):")
-            for row in top.itertuples():
-                lines.append(f"  {row.rank:>4}. {row.occurrences:>8,} {row.n_docs:>7,}  {_short(row.text)!r}")
-    if "labeled_source" in report:
-        lines.append(f"labeled set: {report['labeled_source']}")
-    if report.get("top_pages") is not None:
-        lines.append(f"top partial targets (contains > {report['page_threshold']:.3f}):")
-        for r in report["top_pages"]:
-            lines.append(f"  {r['contains']:.3f}  {r['n_labeled_chunks']:>4}/{r['n_chunks']:<4}  {r['url']}")
-        if not report["top_pages"]:
-            lines.append(" ")
-    if report.get("top_neighborhoods") is not None:
-        lines.append(f"top bad neighborhoods by bad chunks (badness > {report['badness_threshold']:.3f}):")
-        for r in report["top_neighborhoods"]:
-            lines.append(f"  {r['badness']:.3f}  {r['bad_chunks']:>6,} bad chunks  {r['n_pages']:>5,} pages  "
-                         f"{r['neighborhood']}")
-        if not report["top_neighborhoods"]:
-            lines.append(" ")
-    if report.get("tolerance") is not None:
-        lines.append(f"mutations tolerated on {cfg.site} (mutations per page / cpp, cpp = {report['cpp']:.1f}):")
-        for r in report["tolerance"].itertuples():
-            page = "-" if r.page_tolerates_cpp is None else f"{r.page_tolerates_cpp:.2f}"
-            hood = "-" if r.neighborhood_tolerates_cpp is None else f"{r.neighborhood_tolerates_cpp:.2f}"
-            lines.append(f"  L_{r.labeled_set:<8} {r.mutation:<7} page {page:>6}  neighborhood {hood:>6}")
-    return "\n".join(lines)
+    return run_job(REUSE_JOBS[args.reuse_command], reuse_config(args), local=local)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,13 +18,13 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from quiltdetect import lifecycle
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.csvsafe import tsv_text
+from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.ingest.table import SPILL, document_table
-from quiltdetect.lifecycle import JobRun
+from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.reuse import discovery, plots
 from quiltdetect.reuse.chunks import stop_hashes
 from quiltdetect.reuse.config import ReuseConfig
@@ -59,30 +59,20 @@ class Corpus:
             frame.unpersist()
 
 
-@dataclass
-class ReuseRun:
-    """What a finished run leaves behind: where it wrote, its metrics and the report rows."""
-
-    command: str
-    output: str
-    metrics: RunMetrics
-    report: dict[str, Any] = field(default_factory=dict)
-
-
-def _write_tsv(spark: SparkSession, cfg: ReuseConfig, name: str, frame: pd.DataFrame) -> None:
+def write_tsv(out: OutputFolder, name: str, frame: pd.DataFrame) -> None:
     """A table for people and spreadsheets: text cells that would run as formulas get a leading '."""
-    fs.write_text(spark, fs.join(cfg.output, name), tsv_text(frame))
+    out.write_text(name, tsv_text(frame))
 
 
-def hash_corpus(job: JobRun, stop: frozenset[bytes]) -> Corpus:
+def hash_corpus(run: JobRun, stop: frozenset[bytes]) -> Corpus:
     """Steps 0-2: the document table without recursion errors, hashed into files and chunks."""
-    spark, metrics = job.spark, job.metrics
-    docs = job.docs()
+    spark, metrics = run.spark, run.metrics
+    docs = run.docs()
     with metrics.stage(spark, "clean", "recursion-error URLs, neighborhoods per page") as counts:
-        paths = page_paths(docs, job.cfg.max_component_repeats, job.cfg.max_prefix_depth).persist(SPILL)
+        paths = page_paths(docs, run.cfg.max_component_repeats, run.cfg.max_prefix_depth).persist(SPILL)
         errors = paths.where(F.col("recursion_error").isNotNull())
         by_reason = {r[0]: int(r[1]) for r in errors.groupBy("recursion_error").count().collect()}
-        job.write(errors.join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
+        run.out.write_table(errors.join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
                   .select("doc_id", "url", F.col("recursion_error").alias("reason")).orderBy("doc_id"),
                   "recursion_errors")
         counts["removed"] = dict(sorted(by_reason.items()))
@@ -112,10 +102,10 @@ def _with_examples(labeled: DataFrame, docs: DataFrame) -> DataFrame:
     )
 
 
-def write_labeled(job: JobRun, labeled: DataFrame, docs: DataFrame, name: str = "labeled") -> DataFrame:
+def write_labeled(run: JobRun, labeled: DataFrame, docs: DataFrame, name: str = "labeled") -> DataFrame:
     """Write labeled/ (kind, sha1 hex, occurrences, n_docs, example) and read it back for detection."""
-    job.write(_with_examples(labeled, docs).orderBy("kind", "sha1"), name)
-    return read_labeled(job.spark, job.path(name))
+    run.out.write_table(_with_examples(labeled, docs).orderBy("kind", "sha1"), name)
+    return read_labeled(run.spark, run.path(name))
 
 
 def read_labeled(spark: SparkSession, path: str) -> DataFrame:
@@ -152,19 +142,19 @@ def _stop_candidates(top_chunks: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def discover(job: JobRun, corpus: Corpus) -> tuple[DataFrame, dict]:
+def discover(run: JobRun, corpus: Corpus) -> tuple[DataFrame, dict]:
     """Step 3b: blind discovery; writes labeled/, frequency tables and plots, top objects."""
-    spark, cfg, metrics = job.spark, job.cfg, job.metrics
+    spark, cfg, metrics = run.spark, run.cfg, run.metrics
     report: dict[str, Any] = {}
     with metrics.stage(spark, "discover", f"chunks > {cfg.chunk_threshold}, files > {cfg.file_threshold} duplicates") as counts:
         chunk_freq = discovery.chunk_frequency(corpus.chunks).persist(SPILL)
         file_freq = discovery.file_frequency(corpus.hashes).persist(SPILL)
-        labeled = write_labeled(job, discovery.blind_labeled(chunk_freq, file_freq, cfg.chunk_threshold,
+        labeled = write_labeled(run, discovery.blind_labeled(chunk_freq, file_freq, cfg.chunk_threshold,
                                                              cfg.file_threshold), corpus.docs)
         dist = discovery.frequency_distribution(chunk_freq.unionByName(file_freq))
-        table = pd.DataFrame([r.asDict() for r in job.write(dist.orderBy("kind", "occurrences"), "frequency").collect()],
+        table = pd.DataFrame([r.asDict() for r in run.out.write_table(dist.orderBy("kind", "occurrences"), "frequency").collect()],
                              columns=["kind", "occurrences", "n_objects"])
-        _write_tsv(spark, cfg, "frequency.tsv", table)
+        write_tsv(run.out, "frequency.tsv", table)
         for kind, threshold in (("file", cfg.file_threshold), ("chunk", cfg.chunk_threshold)):
             part = table[table["kind"] == kind]
             counts[f"distinct_{kind}s"] = int(part["n_objects"].sum())
@@ -174,34 +164,34 @@ def discover(job: JobRun, corpus: Corpus) -> tuple[DataFrame, dict]:
             counts[f"labeled_{kind}_occurrences"] = int((above["occurrences"] * above["n_objects"]).sum())
             counts[f"unique_{kind}s"] = int(part.loc[part["occurrences"] == 1, "n_objects"].sum())
             if len(part):
-                fs.write_bytes(spark, fs.join(cfg.output, f"discovery_{kind}s.png"), plots.frequency_plot(
+                run.out.write_bytes(f"discovery_{kind}s.png", plots.frequency_plot(
                     part["occurrences"], part["n_objects"], threshold, kind,
                     f"{kind}-level discovery: {counts[f'distinct_{kind}s']:,} distinct {kind}s, "
                     f"{counts[f'labeled_{kind}s']:,} labeled (stop chunks removed)"))
         for kind, freq in (("chunk", chunk_freq), ("file", file_freq)):
             top = _top_with_text(freq, corpus.docs, cfg.top_objects, kind)
-            _write_tsv(spark, cfg, f"top_{kind}s.tsv", top)
+            write_tsv(run.out, f"top_{kind}s.tsv", top)
             report[f"top_{kind}s"] = top.head(cfg.top)
             if kind == "chunk":
-                fs.write_text(spark, fs.join(cfg.output, "stop_chunk_candidates.txt"), _stop_candidates(top))
+                run.out.write_text("stop_chunk_candidates.txt", _stop_candidates(top))
         chunk_freq.unpersist()
         file_freq.unpersist()
     return labeled, report
 
 
-def labeled_from_corpus(job: JobRun, stop: frozenset[bytes], name: str = "labeled") -> DataFrame:
+def labeled_from_corpus(run: JobRun, stop: frozenset[bytes], name: str = "labeled") -> DataFrame:
     """Step 3a: the labeled set from a named corpus (its files and its chunks of >= min chars)."""
-    spark, cfg, metrics = job.spark, job.cfg, job.metrics
+    spark, cfg, metrics = run.spark, run.cfg, run.metrics
     lcfg = copy.deepcopy(cfg)
     lcfg.inputs, lcfg.input_format = [cfg.labeled], cfg.labeled_format
     lcfg.output = fs.join(cfg.output, "labeled_corpus")
     lmetrics = RunMetrics(job=f"{metrics.job} labeled corpus")
-    ldocs = document_table(spark, lcfg, lmetrics)
+    ldocs = document_table(spark, lcfg, lmetrics, run.out.sub("labeled_corpus"))
     metrics.stages["labeled_ingest"] = lmetrics.stages["ingest"]
     with metrics.stage(spark, "label", f"hash the labeled corpus, chunks >= {cfg.min_chunk_chars} chars") as counts:
         hashes = document_hashes(ldocs, stop).persist(SPILL)
         chunks = chunk_rows(hashes)
-        labeled = write_labeled(job, discovery.corpus_labeled(hashes, chunks, cfg.min_chunk_chars), ldocs, name)
+        labeled = write_labeled(run, discovery.corpus_labeled(hashes, chunks, cfg.min_chunk_chars), ldocs, name)
         for kind, n in labeled.groupBy("kind").count().collect():
             counts[f"labeled_{kind}s"] = int(n)
         counts["short_chunks_left_out"] = chunks.where(F.col("length") < cfg.min_chunk_chars).count()
@@ -209,18 +199,18 @@ def labeled_from_corpus(job: JobRun, stop: frozenset[bytes], name: str = "labele
     return labeled
 
 
-def resolve_labeled(job: JobRun, corpus: Corpus, stop: frozenset[bytes],
+def resolve_labeled(run: JobRun, corpus: Corpus, stop: frozenset[bytes],
                     name: str = "labeled") -> tuple[DataFrame, str, dict]:
     """L for detection: a discovery output, a labeled corpus (informed) or blind discovery here."""
-    spark, cfg = job.spark, job.cfg
+    spark, cfg = run.spark, run.cfg
     if cfg.labeled is None:
-        labeled, report = discover(job, corpus)
+        labeled, report = discover(run, corpus)
         return labeled, "blind discovery on the input", report
     if cfg.labeled.rstrip("/") == cfg.output.rstrip("/"):
         raise ConfigError("--labeled must not be the --output directory")
     if fs.exists(spark, fs.join(cfg.labeled, "labeled")):
         return read_labeled(spark, fs.join(cfg.labeled, "labeled")), f"labeled set of {cfg.labeled}", {}
-    return labeled_from_corpus(job, stop, name), f"informed, from the corpus {cfg.labeled}", {}
+    return labeled_from_corpus(run, stop, name), f"informed, from the corpus {cfg.labeled}", {}
 
 
 def score_pages(labeled: DataFrame, corpus: Corpus, cfg: ReuseConfig, counts: dict) -> tuple[DataFrame, DataFrame, DataFrame]:
@@ -242,17 +232,17 @@ def _threshold(given: float | None, stats: tuple[float | None, float | None, int
     return (mean or 0.0) + (std or 0.0)
 
 
-def detect(job: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
+def detect(run: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
     """Steps 4-6: writes chunk_matches/, file_matches/, pages/, neighborhoods/, the badness figure."""
-    spark, cfg, metrics = job.spark, job.cfg, job.metrics
+    spark, cfg, metrics = run.spark, run.cfg, run.metrics
     report: dict[str, Any] = {}
     names = corpus.docs.select("doc_key", "doc_id", "url")
     with metrics.stage(spark, "match", "exact file and chunk matches against L") as counts:
         chunk_matches, file_matches, pages = score_pages(labeled, corpus, cfg, counts)
-        counts["chunk_matches"] = job.write(
+        counts["chunk_matches"] = run.out.write_table(
             chunk_matches.join(names, on="doc_key").select("doc_id", "url", "pos", F.lower(F.hex("sha1")).alias("sha1"))
             .orderBy("doc_id", "pos"), "chunk_matches").count()
-        counts["file_matches"] = job.write(
+        counts["file_matches"] = run.out.write_table(
             file_matches.join(names, on="doc_key").select("doc_id", "url", F.lower(F.hex("sha1")).alias("sha1"))
             .orderBy("doc_id"), "file_matches").count()
 
@@ -266,7 +256,7 @@ def detect(job: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
         counts["contains_mean"] = round(stats[0] or 0.0, 6)
         counts["contains_std"] = round(stats[1] or 0.0, 6)
         counts["partial_threshold"] = round(page_thr, 6)
-        written = job.write(
+        written = run.out.write_table(
             pages.join(corpus.docs.select("doc_key", "doc_id", "url", "host"), on="doc_key")
             .select("doc_id", "url", "host", "n_chunks", "n_stop", "n_labeled_chunks", "contains", "file_match",
                     F.coalesce(F.col("contains") > page_thr, F.lit(False)).alias("partial_target"))
@@ -284,11 +274,11 @@ def detect(job: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
         counts["badness_mean"] = round(stats[0] or 0.0, 6)
         counts["badness_std"] = round(stats[1] or 0.0, 6)
         counts["badness_threshold"] = round(nb_thr, 6)
-        written = job.write(hoods.withColumn("bad", F.col("badness") > nb_thr).orderBy("neighborhood"), "neighborhoods")
+        written = run.out.write_table(hoods.withColumn("bad", F.col("badness") > nb_thr).orderBy("neighborhood"), "neighborhoods")
         counts["bad_neighborhoods"] = written.where("bad").count()
         members = neighborhood_members(pages, corpus.paths).join(
             written.where("bad").select("neighborhood"), on="neighborhood", how="left_semi")
-        job.write(members.join(names, on="doc_key")
+        run.out.write_table(members.join(names, on="doc_key")
                   .select("neighborhood", "doc_id", "url", "n_chunks", "n_labeled_chunks", "contains")
                   .orderBy("neighborhood", "doc_id"), "bad_neighborhood_pages")
         report["top_neighborhoods"] = [r.asDict() for r in written.where("bad").orderBy(
@@ -297,56 +287,14 @@ def detect(job: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
         hist["badness_from"] = hist["bin"] / BADNESS_BINS
         hist["badness_to"] = (hist["bin"] + 1) / BADNESS_BINS
         hist["cdf"] = hist["n_neighborhoods"].cumsum() / max(int(hist["n_neighborhoods"].sum()), 1)
-        _write_tsv(spark, cfg, "badness_histogram.tsv", hist)
+        write_tsv(run.out, "badness_histogram.tsv", hist)
         if len(hist):
-            fs.write_bytes(spark, fs.join(cfg.output, "badness.png"), plots.badness_plot(
+            run.out.write_bytes("badness.png", plots.badness_plot(
                 hist["bin"], hist["n_neighborhoods"], BADNESS_BINS, nb_thr,
                 f"badness of {stats[2]:,} neighborhoods: {counts['bad_neighborhoods']:,} bad (> {nb_thr:.3f})"))
         hoods.unpersist()
         pages.unpersist()
     return report
-
-
-def _start(spark: SparkSession, cfg: ReuseConfig, command: str) -> tuple[JobRun, frozenset[bytes]]:
-    try:
-        stop = frozenset(stop_hashes(cfg.stop_chunks, builtin=cfg.builtin_stop_chunks))
-    except OSError as exc:
-        raise ConfigError(f"--stop-chunks: cannot read {exc.filename}: {exc.strerror}") from exc
-    job = lifecycle.start(spark, cfg, "reuse", extra_key={"command": command, "stop": sorted(stop)},
-                            report_complete=False)
-    job.metrics.job = f"reuse {command}"
-    job.metrics.stages["stop_chunks"] = {"stop_hashes": len(stop), "seconds": 0.0}
-    return job, stop
-
-
-def _finish(job: JobRun, result: ReuseRun, params: dict) -> ReuseRun:
-    job.publish({"parameters": params})
-    return result
-
-
-def run_discover(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
-    """Blind discovery only: docs/, recursion_errors/, labeled/, frequency tables, plots, top objects."""
-    cfg.validate()
-    job, stop = _start(spark, cfg, "discover")
-    corpus = hash_corpus(job, stop)
-    _, report = discover(job, corpus)
-    corpus.unpersist()
-    params = {"chunk_threshold": cfg.chunk_threshold, "file_threshold": cfg.file_threshold}
-    return _finish(job, ReuseRun("discover", cfg.output, job.metrics, report), params)
-
-
-def run_detect(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
-    """Detection with a given, informed or blind labeled set; writes matches, pages, neighborhoods."""
-    cfg.validate()
-    job, stop = _start(spark, cfg, "detect")
-    corpus = hash_corpus(job, stop)
-    labeled, source, report = resolve_labeled(job, corpus, stop)
-    report["labeled_source"] = source
-    report.update(detect(job, corpus, labeled))
-    corpus.unpersist()
-    params = {"labeled": source, "partial_threshold": report["page_threshold"],
-              "badness_threshold": report["badness_threshold"]}
-    return _finish(job, ReuseRun("detect", cfg.output, job.metrics, report), params)
 
 
 def site_flags(corpus: Corpus, labeled: DataFrame, site: str, max_pages: int) -> list[np.ndarray]:
@@ -364,14 +312,12 @@ def site_flags(corpus: Corpus, labeled: DataFrame, site: str, max_pages: int) ->
     return [np.asarray([c["in_l"] for c in r["c"]], dtype=bool) for r in rows]
 
 
-def run_mutate_eval(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
+def mutate_eval(run: JobRun, stop: frozenset[bytes]) -> dict[str, Any]:
     """§5.3-5.4: mutate the site's pages and follow page and neighborhood badness (Figs. 4-10)."""
-    cfg.validate(need_site=True)
-    job, stop = _start(spark, cfg, "mutate-eval")
-    metrics = job.metrics
-    corpus = hash_corpus(job, stop)
+    spark, cfg, metrics = run.spark, run.cfg, run.metrics
+    corpus = hash_corpus(run, stop)
     sets: dict[str, DataFrame] = {}
-    blind, report = discover(job, corpus)
+    blind, report = discover(run, corpus)
     with metrics.stage(spark, "labeled_sets", "L_expert = the site's own chunks; L_blind; L from --labeled") as counts:
         site_pages = corpus.paths.where(F.array_contains("prefixes", cfg.site)).select("doc_key")
         expert = (corpus.chunks.join(site_pages, on="doc_key", how="left_semi").select("sha1").distinct()
@@ -383,7 +329,7 @@ def run_mutate_eval(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
         sets["expert"] = expert
         sets["blind"] = blind
         if cfg.labeled is not None:
-            sets["labeled"], _, _ = resolve_labeled(job, corpus, stop, "labeled_informed")
+            sets["labeled"], _, _ = resolve_labeled(run, corpus, stop, "labeled_informed")
         for name, frame in sets.items():
             counts[f"L_{name}_chunks"] = frame.where(F.col("kind") == "chunk").count()
     thresholds: dict[str, tuple[float, float]] = {}
@@ -413,17 +359,15 @@ def run_mutate_eval(spark: SparkSession, cfg: ReuseConfig) -> ReuseRun:
                 frame["neighborhood_detected"] = frame["neighborhood_badness"] > nb_thr
                 frames.append(frame)
     results = pd.concat(frames, ignore_index=True)
-    _write_tsv(spark, cfg, "mutate_eval.tsv", results)
+    write_tsv(run.out, "mutate_eval.tsv", results)
     for op in cfg.mutations:
-        fs.write_bytes(spark, fs.join(cfg.output, f"mutate_{op}.png"),
-                       plots.mutation_plot(results, op, thresholds, cpp, cfg.site))
+        run.out.write_bytes(f"mutate_{op}.png", plots.mutation_plot(results, op, thresholds, cpp, cfg.site))
     report["tolerance"] = tolerance(results)
     report["thresholds"] = thresholds
     report["cpp"] = cpp
     expert.unpersist()
     corpus.unpersist()
-    params = {"site": cfg.site, "runs": cfg.runs, "seed": cfg.seed}
-    return _finish(job, ReuseRun("mutate-eval", cfg.output, job.metrics, report), params)
+    return report
 
 
 def tolerance(results: pd.DataFrame) -> pd.DataFrame:
@@ -443,3 +387,122 @@ def tolerance(results: pd.DataFrame) -> pd.DataFrame:
         rows.append({"labeled_set": name, "mutation": op, "page_tolerates_cpp": until("page_detected"),
                      "neighborhood_tolerates_cpp": until("neighborhood_detected")})
     return pd.DataFrame(rows)
+
+
+
+def _short(text: Any, n: int = 70) -> str:
+    s = str(text).replace("\n", " ")
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def summary_lines(report: dict[str, Any], cfg: ReuseConfig) -> list[str]:
+    """The summary after the stages: the top rows of the step's tables."""
+    lines: list[str] = []
+    for kind in ("chunk", "file"):
+        top = report.get(f"top_{kind}s")
+        if top is not None and len(top):
+            lines.append(f"most frequent {kind}s (occurrences, documents, example):")
+            for row in top.itertuples():
+                lines.append(f"  {row.rank:>4}. {row.occurrences:>8,} {row.n_docs:>7,}  {_short(row.text)!r}")
+    if "labeled_source" in report:
+        lines.append(f"labeled set: {report['labeled_source']}")
+    if report.get("top_pages") is not None:
+        lines.append(f"top partial targets (contains > {report['page_threshold']:.3f}):")
+        for r in report["top_pages"]:
+            lines.append(f"  {r['contains']:.3f}  {r['n_labeled_chunks']:>4}/{r['n_chunks']:<4}  {r['url']}")
+        if not report["top_pages"]:
+            lines.append(" ")
+    if report.get("top_neighborhoods") is not None:
+        lines.append(f"top bad neighborhoods by bad chunks (badness > {report['badness_threshold']:.3f}):")
+        for r in report["top_neighborhoods"]:
+            lines.append(f"  {r['badness']:.3f}  {r['bad_chunks']:>6,} bad chunks  {r['n_pages']:>5,} pages  "
+                         f"{r['neighborhood']}")
+        if not report["top_neighborhoods"]:
+            lines.append(" ")
+    if report.get("tolerance") is not None:
+        lines.append(f"mutations tolerated on {cfg.site} (mutations per page / cpp, cpp = {report['cpp']:.1f}):")
+        for r in report["tolerance"].itertuples():
+            page = "-" if r.page_tolerates_cpp is None else f"{r.page_tolerates_cpp:.2f}"
+            hood = "-" if r.neighborhood_tolerates_cpp is None else f"{r.neighborhood_tolerates_cpp:.2f}"
+            lines.append(f"  L_{r.labeled_set:<8} {r.mutation:<7} page {page:>6}  neighborhood {hood:>6}")
+    return lines
+
+
+class ReuseJob(Job[ReuseConfig]):
+    """The steps of ``quiltdetect reuse``; each subclass is one step. Their summaries come from
+    what the run computed (thresholds, top objects), so a rerun recomputes (docs/ is reused)."""
+
+    state_name = "reuse"
+    config_class = ReuseConfig
+    report_complete = False
+    step: str
+
+    def validate(self) -> None:
+        self.cfg.validate()
+        try:
+            self.stop = frozenset(stop_hashes(self.cfg.stop_chunks, builtin=self.cfg.builtin_stop_chunks))
+        except OSError as exc:
+            raise ConfigError(f"--stop-chunks: cannot read {exc.filename}: {exc.strerror}") from exc
+
+    def key(self) -> Any:
+        return {"command": self.step, "stop": sorted(self.stop)}
+
+    def begin(self, run: JobRun) -> None:
+        run.metrics.stages["stop_chunks"] = {"stop_hashes": len(self.stop), "seconds": 0.0}
+
+    def report(self, run: JobRun) -> dict[str, Any]:
+        return self.found
+
+    def details(self, result: JobResult) -> list[str]:
+        return summary_lines(result.report, self.cfg)
+
+
+class DiscoverJob(ReuseJob):
+    """``reuse discover``: blind discovery only: recursion_errors/, labeled/, frequency tables,
+    plots and the top objects."""
+
+    name = "reuse discover"
+    step = "discover"
+    tables = ("recursion_errors", "labeled", "frequency")
+
+    def compute(self, run: JobRun) -> None:
+        corpus = hash_corpus(run, self.stop)
+        _, self.found = discover(run, corpus)
+        corpus.unpersist()
+
+
+class DetectJob(ReuseJob):
+    """``reuse detect``: pages and bad neighborhoods that contain a given, informed or blind
+    labeled set."""
+
+    name = "reuse detect"
+    step = "detect"
+    tables = ("recursion_errors", "labeled", "chunk_matches", "file_matches", "pages", "neighborhoods",
+              "bad_neighborhood_pages")
+
+    def compute(self, run: JobRun) -> dict[str, Any]:
+        corpus = hash_corpus(run, self.stop)
+        labeled, source, self.found = resolve_labeled(run, corpus, self.stop)
+        self.found["labeled_source"] = source
+        self.found.update(detect(run, corpus, labeled))
+        corpus.unpersist()
+        return {"parameters": {"labeled": source, "partial_threshold": self.found["page_threshold"],
+                               "badness_threshold": self.found["badness_threshold"]}}
+
+
+class MutateEvalJob(ReuseJob):
+    """``reuse mutate-eval``: how detection of one site holds up as its pages are mutated."""
+
+    name = "reuse mutate-eval"
+    step = "mutate-eval"
+    tables = ("recursion_errors", "labeled", "frequency")
+
+    def validate(self) -> None:
+        self.cfg.validate(need_site=True)
+        super().validate()
+
+    def compute(self, run: JobRun) -> None:
+        self.found = mutate_eval(run, self.stop)
+
+
+REUSE_JOBS: dict[str, type[ReuseJob]] = {job.step: job for job in (DiscoverJob, DetectJob, MutateEvalJob)}

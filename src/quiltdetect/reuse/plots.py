@@ -1,5 +1,5 @@
 """The paper's figures as PNG bytes (matplotlib, Agg backend) from small driver-side tables; the
-job writes them with ``fs.write_bytes``, so they reach remote outputs too."""
+job writes them with ``OutputFolder.write_bytes``, so they reach remote outputs too."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from quiltdetect.common.config import ConfigError, show_defaults
-from quiltdetect.options import add_io_options, config_from_args, start_job
+from quiltdetect.options import add_io_options, config_from_args, run_job
 from quiltdetect.quilts.config import FOREIGN_CHOICES
 from quiltdetect.sweep.config import GRIDS, SweepConfig, parse_values
 
@@ -53,10 +53,6 @@ def sweep_config(args: argparse.Namespace) -> SweepConfig:
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
     """Build the session, run the sweep, print Table 1."""
-    from quiltdetect.sweep import job
+    from quiltdetect.sweep.job import SweepJob
 
-    cfg = sweep_config(args)
-    spark = start_job("quiltdetect-sweep", cfg, local=local)
-    result = job.run(spark, cfg)
-    print(job.format_summary(result, cfg), flush=True)
-    return 0
+    return run_job(SweepJob, sweep_config(args), local=local)

@@ -8,20 +8,16 @@ plots of Fig. 3 and ``report.html``, plus config.yaml and metrics.json.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
 import numpy as np
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect import lifecycle
-from quiltdetect.common import fs
 from quiltdetect.common.csvsafe import safe_cell
-from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.ingest.table import SPILL
-from quiltdetect.lifecycle import JobRun
+from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.quilts.bucketed import gram_bucket_counts
 from quiltdetect.sweep.config import SweepConfig
 from quiltdetect.sweep.grid import grid_breaks, grid_counts
@@ -37,15 +33,6 @@ from quiltdetect.sweep.outcomes import (
 log = logging.getLogger(__name__)
 
 COLUMNS = ["k", "m", "c", "theta", "phi", "quilted", "avg_sources", "attributed", "m_breaks"]
-
-
-@dataclass
-class SweepRun:
-    """What a finished sweep leaves behind."""
-
-    output: str
-    metrics: RunMetrics
-    rows: list[dict[str, Any]]
 
 
 def grid_rows(
@@ -82,9 +69,9 @@ def grid_rows(
     return rows
 
 
-def sweep(job: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
+def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
     """Every pass of the sweep; writes outcomes/ and returns the table rows."""
-    spark, cfg, metrics = job.spark, job.cfg, job.metrics
+    spark, cfg, metrics = run.spark, run.cfg, run.metrics
     rows: list[dict[str, Any]] = []
     n = bucket_counts(docs)
     for k, group in groupby(cfg.passes(), key=lambda km: km[0]):
@@ -96,7 +83,8 @@ def sweep(job: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
         for m in ms:
             with metrics.stage(spark, f"pass_k{k}_m{m}", f"patchfrac and greedy covers, k={k} m={m}") as counts:
                 doc_table = patch_pass(docs, grams, n, m, cfg).persist(SPILL)
-                outcomes = job.write(doc_outcomes(docs, doc_table, n, cfg).orderBy("doc_id"), f"outcomes/k={k}/m={m}")
+                outcomes = run.out.write_table(doc_outcomes(docs, doc_table, n, cfg).orderBy("doc_id"),
+                                              f"outcomes/k={k}/m={m}")
                 doc_table.unpersist()
                 cells = cell_counts(outcomes, cfg)
                 transitions = transition_counts(previous, outcomes, cfg) if previous is not None else None
@@ -172,39 +160,46 @@ def monotonicity_summary(rows: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def run(spark: SparkSession, cfg: SweepConfig) -> SweepRun:
-    """Run the sweep; writes docs/, outcomes/, sweep.csv, table1.csv, plots, report.html, _COMPLETE."""
-    from quiltdetect.sweep import report
+class SweepJob(Job[SweepConfig]):
+    """``quiltdetect sweep``: every (k, m, c, θ, φ) of a grid in one pass per (k, m)."""
 
-    cfg.validate()
-    job = lifecycle.start(spark, cfg, "sweep")
-    if job.complete_already:
-        return SweepRun(cfg.output, job.metrics, rows_from_csv(fs.read_text(spark, job.path("sweep.csv")) or ""))
-    docs = job.docs()
-    rows = sweep(job, docs)
-    lines = table1(rows, cfg)
-    fs.write_text(spark, job.path("sweep.csv"), csv_text(rows))
-    fs.write_text(spark, job.path("table1.csv"),
-                  csv_text([dict(r, vary=name) for name, line in lines.items() for r in line], ["vary", *COLUMNS]))
-    checks = monotonicity_summary(rows)
-    with job.metrics.stage(spark, "report", "Fig. 3 plots and report.html") as counts:
-        counts["files"] = report.write_report(spark, cfg, rows, lines, checks)
-    job.publish({"parameters": {"pivot": cfg.pivot, "passes": cfg.passes()}, "monotonicity": checks})
-    return SweepRun(cfg.output, job.metrics, rows)
+    name = state_name = "sweep"
+    config_class = SweepConfig
+    tables = ("outcomes",)
+    rows: list[dict[str, Any]] | None = None
 
+    def compute(self, run: JobRun) -> dict[str, Any]:
+        from quiltdetect.sweep import report
 
-def format_summary(result: SweepRun, cfg: SweepConfig) -> str:
-    """Stages, then Table 1 (the lines through the pivot) and the monotonicity checks."""
-    lines = [f"quiltdetect sweep (pivot k,m,c,theta = {cfg.pivot}, {len(cfg.passes())} passes, "
-             f"{len(result.rows)} grid points) -> {result.output}", "stages:", *result.metrics.summary_lines()]
-    lines.append("Table 1 (one parameter varied around the pivot):")
-    lines.append(f"  {'vary':<6}{'k':>4}{'m':>5}{'c':>4}{'theta':>7}{'quilted':>10}{'avg src':>9}{'attrib':>8}{'m brk':>7}")
-    for name, line in table1(result.rows, cfg).items():
-        for r in line:
-            avg = "" if r["avg_sources"] is None else f"{r['avg_sources']:.2f}"
-            brk = "" if r["m_breaks"] is None else str(r["m_breaks"])
-            lines.append(f"  {name:<6}{r['k']:>4}{r['m']:>5}{r['c']:>4}{r['theta']:>7.2f}{r['quilted']:>10}"
-                         f"{avg:>9}{r['attributed']:>8}{brk:>7}")
-    checks = monotonicity_summary(result.rows)
-    lines.append("monotonicity: " + ", ".join(f"{k}={v}" for k, v in checks.items()))
-    return "\n".join(lines)
+        cfg = self.cfg
+        self.rows = rows = sweep(run, run.docs())
+        lines = table1(rows, cfg)
+        run.out.write_text("sweep.csv", csv_text(rows))
+        run.out.write_text("table1.csv", csv_text([dict(r, vary=name) for name, line in lines.items() for r in line],
+                                                  ["vary", *COLUMNS]))
+        checks = monotonicity_summary(rows)
+        with run.metrics.stage(run.spark, "report", "Fig. 3 plots and report.html") as counts:
+            counts["files"] = report.write_report(run.out, cfg, lines, checks)
+        return {"parameters": {"passes": cfg.passes()}, "monotonicity": checks}
+
+    def report(self, run: JobRun) -> dict[str, Any]:
+        """Every grid point (from sweep.csv when the run had completed before)."""
+        return {"rows": self.rows if self.rows is not None else rows_from_csv(run.out.read_text("sweep.csv") or "")}
+
+    def headline(self, result: JobResult) -> str:
+        return (f"sweep (pivot k,m,c,theta = {self.cfg.pivot}, {len(self.cfg.passes())} passes, "
+                f"{len(result.report['rows'])} grid points)")
+
+    def details(self, result: JobResult) -> list[str]:
+        """Table 1 (the lines through the pivot) and the monotonicity checks."""
+        rows = result.report["rows"]
+        lines = ["Table 1 (one parameter varied around the pivot):",
+                 f"  {'vary':<6}{'k':>4}{'m':>5}{'c':>4}{'theta':>7}{'quilted':>10}{'avg src':>9}{'attrib':>8}{'m brk':>7}"]
+        for name, line in table1(rows, self.cfg).items():
+            for r in line:
+                avg = "" if r["avg_sources"] is None else f"{r['avg_sources']:.2f}"
+                brk = "" if r["m_breaks"] is None else str(r["m_breaks"])
+                lines.append(f"  {name:<6}{r['k']:>4}{r['m']:>5}{r['c']:>4}{r['theta']:>7.2f}{r['quilted']:>10}"
+                             f"{avg:>9}{r['attributed']:>8}{brk:>7}")
+        lines.append("monotonicity: " + ", ".join(f"{k}={v}" for k, v in monotonicity_summary(rows).items()))
+        return lines

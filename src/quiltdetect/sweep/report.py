@@ -6,9 +6,7 @@ import base64
 import html
 from typing import Any
 
-from pyspark.sql import SparkSession
-
-from quiltdetect.common import fs
+from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.plots import png_bytes
 from quiltdetect.sweep.config import SweepConfig
 
@@ -84,12 +82,12 @@ The full grid is in <code>sweep.csv</code>.</p>
 """
 
 
-def write_report(spark: SparkSession, cfg: SweepConfig, rows: list[dict[str, Any]],
-                 lines: dict[str, list[dict[str, Any]]], checks: dict[str, int]) -> int:
+def write_report(out: OutputFolder, cfg: SweepConfig, lines: dict[str, list[dict[str, Any]]],
+                 checks: dict[str, int]) -> int:
     """Write plots/fig3_{k,m,c,theta}.png and report.html; returns the number of files."""
     pivot = dict(zip(("k", "m", "c", "theta"), cfg.pivot, strict=True))
     plots = {name: plot_line(name, line, pivot[name]) for name, line in lines.items() if line}
     for name, png in plots.items():
-        fs.write_bytes(spark, fs.join(cfg.output, "plots", f"fig3_{name}.png"), png)
-    fs.write_text(spark, fs.join(cfg.output, "report.html"), report_html(cfg, lines, plots, checks))
+        out.write_bytes(f"plots/fig3_{name}.png", png)
+    out.write_text("report.html", report_html(cfg, lines, plots, checks))
     return len(plots) + 1

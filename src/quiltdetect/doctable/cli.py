@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from quiltdetect.common.config import JobConfig, show_defaults
-from quiltdetect.options import add_io_options, config_from_args, start_job
+from quiltdetect.options import add_io_options, config_from_args, run_job
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,9 +17,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
-    from quiltdetect.ingest import job
+    from quiltdetect.doctable.job import IngestConfig, IngestJob
 
-    cfg = config_from_args(job.IngestConfig, args, ("write_rejects",)).validate()
-    spark = start_job("quiltdetect-ingest", cfg, local=local)
-    print(job.format_summary(job.run(spark, cfg)), flush=True)
-    return 0
+    return run_job(IngestJob, config_from_args(IngestConfig, args, ("write_rejects",)).validate(), local=local)
