@@ -59,7 +59,7 @@ def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Pa
         find_shared_data,
         generate,
         load_prose,
-        write_table,
+        write_corpus_table,
         write_warc,
     )
 
@@ -75,7 +75,7 @@ def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Pa
     if fmt == "warc":
         write_warc(corpus, path)
     else:
-        write_table(corpus, path, fmt)
+        write_corpus_table(corpus, path, fmt)
     meta = {"pages": len(corpus.pages), "words": corpus.n_words}
     meta_path.write_text(json.dumps(meta))
     return path, meta

@@ -104,8 +104,8 @@ def test_load_prose(prose):
 def test_deterministic_bytes(prose, tmp_path):
     a = gen.generate(prose, 120, seed=3)
     b = gen.generate(prose, 120, seed=3)
-    gen.write_table(a, tmp_path / "a.jsonl", "jsonl")
-    gen.write_table(b, tmp_path / "b.jsonl", "jsonl")
+    gen.write_corpus_table(a, tmp_path / "a.jsonl", "jsonl")
+    gen.write_corpus_table(b, tmp_path / "b.jsonl", "jsonl")
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     gen.write_warc(a, tmp_path / "a" / "c.warc.gz")  # same file name: it is in warcinfo
     gen.write_warc(b, tmp_path / "b" / "c.warc.gz")
@@ -208,7 +208,7 @@ def test_writers(corpus300, tmp_path):
                 assert rec.rec_headers.get_header("WARC-IP-Address")
                 assert rec.http_headers.get_header("Content-Type") == "text/html; charset=utf-8"
     assert types == {"warcinfo": 1, "request": 300, "response": 300}
-    out = gen.write_table(corpus300, tmp_path / "pq", "parquet")
+    out = gen.write_corpus_table(corpus300, tmp_path / "pq", "parquet")
     import pyarrow.parquet as pq
 
     tab = pq.read_table(out)
