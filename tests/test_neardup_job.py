@@ -37,12 +37,23 @@ def test_neardup_command_writes_pairs_clusters_metrics(spark, tmp_path, capsys):
                for p in pairs.values())
     clusters = {r["doc_id"]: (r["cluster_id"], r["cluster_size"]) for r in spark.read.parquet(str(out / "clusters")).collect()}
     assert clusters == {"p1": ("p1", 3), "p2": ("p1", 3), "p3": ("p1", 3)}
+    # kept/ and duplicate_of/ name every document exactly once: one per cluster, its smallest doc_id.
+    kept = [r["doc_id"] for r in spark.read.parquet(str(out / "kept")).collect()]
+    dropped = {r["doc_id"]: r["duplicate_of"] for r in spark.read.parquet(str(out / "duplicate_of")).collect()}
+    assert sorted(kept) == ["p1", "q0", "q1"] and dropped == {"p2": "p1", "p3": "p1"}
+    assert dropped == {d: c for d, (c, _) in clusters.items() if d != c}
+    docs = spark.read.parquet(str(out / "docs"))
+    assert sorted(kept + list(dropped)) == sorted(r["doc_id"] for r in docs.collect())
+    assert spark.read.parquet(str(out / "kept")).columns == docs.columns  # a document table, usable as --input
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["stages"]["pairs"]["pairs"] == 3 and metrics["parameters"]["algorithm"] == "combined"
     assert yaml.safe_load((out / "config.yaml").read_text())["top"] == 3
     # The same run again finds its output complete and reports it without recomputing.
     assert main(["neardup", "--input", str(table), "--output", str(out), "--set", "top=3"]) == 0
-    assert "complete_already=1" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "complete_already=1" in printed
+    assert f"outputs in {out}: docs/, pairs/, clusters/, kept/, duplicate_of/, metrics.json" in printed
+    assert metrics["outputs"]["kept"] == str(out / "kept")
     # Other inputs into the same output are refused unless --overwrite.
     other = write_table(tmp_path / "other.jsonl")
     other.write_text(other.read_text().replace("p1", "q1"))

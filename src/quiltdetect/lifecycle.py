@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -54,6 +55,7 @@ class JobRun:
     metrics: RunMetrics
     key: str
     done: dict[str, Any] | None  # the _COMPLETE record when this configuration already completed
+    frame: DataFrame | None = None  # the documents, when a Python caller gave a DataFrame
 
     @property
     def complete_already(self) -> bool:
@@ -61,7 +63,8 @@ class JobRun:
 
     def docs(self) -> DataFrame:
         """The document table (docs/), reused when an earlier run ingested the same inputs."""
-        return document_table(self.spark, self.cfg, self.metrics, self.out, state=self.state, files=self.files)
+        return document_table(self.spark, self.cfg, self.metrics, self.out, state=self.state, files=self.files,
+                              frame=self.frame)
 
     @property
     def out(self) -> OutputFolder:
@@ -80,18 +83,24 @@ class JobRun:
 
 
 def start(spark: SparkSession, cfg: JobConfig, job: str, *, extra_key: Any = None,
-          report_complete: bool = True) -> JobRun:
+          report_complete: bool = True, frame: DataFrame | None = None) -> JobRun:
     """Claim ``cfg.output`` for ``job``: refuse foreign outputs, clear with ``--overwrite``.
 
     ``cfg.validate()`` must have run. When the output already holds a complete run of this job
     with the same inputs and settings, the returned run has ``done`` set and the caller reports
     that run's results instead of computing them again (``--overwrite`` recomputes). A job that
     cannot report from its written outputs passes ``report_complete=False``: it recomputes, with
-    the document table still reused.
+    the document table still reused. With ``frame`` (a DataFrame of documents, from the Python
+    API) the inputs are that DataFrame: its run is never taken for another's (no resume).
     """
     fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
-    files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
-    state = RunState(spark, cfg.output, job, ingestion_key(spark, cfg, files))
+    if frame is not None:
+        files: list[InputFile] = []
+        inputs_key = fingerprint(["dataframe", uuid.uuid4().hex])
+    else:
+        files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
+        inputs_key = ingestion_key(spark, cfg, files)
+    state = RunState(spark, cfg.output, job, inputs_key)
     key = config_key(cfg, extra_key)
     done = None if cfg.overwrite or not report_complete else state.completed(key)
     metrics = RunMetrics(job=job)
@@ -100,7 +109,7 @@ def start(spark: SparkSession, cfg: JobConfig, job: str, *, extra_key: Any = Non
     else:
         metrics.stages = dict(done.get("metrics", {}).get("stages", {}))
         metrics.stages["resume"] = {"complete_already": True, "run_id": done.get("run_id"), "seconds": 0.0}
-    return JobRun(spark, cfg, state, files, metrics, key, done)
+    return JobRun(spark, cfg, state, files, metrics, key, done, frame)
 
 
 def require_complete(spark: SparkSession, output: str, what: str) -> None:
@@ -122,6 +131,7 @@ class JobResult:
     output: str
     metrics: RunMetrics
     report: dict[str, Any]
+    outputs: dict[str, str]  # each result table's name -> its path
 
     def summary(self) -> str:
         """The end-of-run summary the console command prints."""
@@ -147,9 +157,10 @@ class Job(Generic[C]):
     def __init__(self, cfg: C) -> None:
         self.cfg = cfg
 
-    def validate(self) -> None:
-        """Check the configuration (before any output is touched)."""
-        self.cfg.validate()
+    def validate(self, *, need_inputs: bool = True) -> None:
+        """Check the configuration (before any output is touched); ``need_inputs=False`` when
+        the documents come as a DataFrame."""
+        self.cfg.validate(need_io=need_inputs)
 
     def key(self) -> Any:
         """What else shapes the results besides the settings (fingerprinted with them)."""
@@ -179,20 +190,34 @@ class Job(Generic[C]):
         """The summary lines after the stages (top rows of the results)."""
         return []
 
+    def outputs(self) -> tuple[str, ...]:
+        """The tables this run writes, the document table first (``tables`` plus optional ones)."""
+        return ("docs", *(("rejects",) if self.cfg.write_rejects else ()), *self.tables)
+
     def summary(self, result: JobResult) -> str:
         lines = [f"quiltdetect {self.headline(result)} -> {result.output}", "stages:",
-                 *result.metrics.summary_lines(), *self.details(result)]
+                 *result.metrics.summary_lines(), *self.details(result),
+                 f"outputs in {result.output}: " + ", ".join(f"{name}/" for name in result.outputs)
+                 + ", metrics.json, config.yaml"]
         return "\n".join(lines)
 
     @classmethod
-    def run(cls, spark: SparkSession, cfg: C) -> JobResult:
-        """Run the job into ``cfg.output``: validate, claim, compute (or resume), publish, report."""
+    def run(cls, spark: SparkSession, cfg: C, *, frame: DataFrame | None = None) -> JobResult:
+        """Run the job into ``cfg.output``: validate, claim, compute (or resume), publish, report.
+
+        The documents are ``cfg.inputs`` (files), or ``frame``, a DataFrame of the caller's.
+        """
         job = cls(cfg)
-        job.validate()
-        run = start(spark, cfg, cls.state_name, extra_key=job.key(), report_complete=cls.report_complete)
+        job.validate(need_inputs=frame is None)
+        if not cfg.output:
+            raise ConfigError("no output: give --output DIR")
+        run = start(spark, cfg, cls.state_name, extra_key=job.key(), report_complete=cls.report_complete,
+                    frame=frame)
         run.metrics.job = cls.name
         job.begin(run)
+        outputs = {name: run.path(name) for name in job.outputs()}
         if not run.complete_already:
             extra = job.compute(run) or {}
-            run.publish({"parameters": {**job.parameters(), **extra.pop("parameters", {})}, **extra})
-        return JobResult(job, cfg.output, run.metrics, job.report(run))
+            run.publish({"parameters": {**job.parameters(), **extra.pop("parameters", {})}, "outputs": outputs,
+                         **extra})
+        return JobResult(job, cfg.output, run.metrics, job.report(run), outputs)

@@ -28,9 +28,12 @@ def add_io_options(parser: argparse.ArgumentParser) -> None:
                         help="override one option, e.g. --set m=80 or --set spark.sql.shuffle.partitions=64")
     parser.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output")
     parser.add_argument("--master", help="Spark master for the console command (default local[*])")
+    for name, what in (("id", "the document id"), ("url", "the URL"), ("text", "the text"),
+                       ("ip", "the server's IP address")):
+        parser.add_argument(f"--{name}-col", metavar="COLUMN", help=f"the column of a Parquet/JSONL input holding {what}")
 
 
-IO_OPTIONS = ("inputs", "input_format", "output", "overwrite")
+IO_OPTIONS = ("inputs", "input_format", "output", "overwrite", "id_col", "url_col", "text_col", "ip_col")
 
 
 def config_files(args: argparse.Namespace) -> dict[str, Any]:

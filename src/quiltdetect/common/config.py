@@ -46,7 +46,15 @@ class JobConfig:
     overwrite: bool = False  # replace an existing output directory
     hadoop_reader: bool = False  # read local WARC/WET through Spark's binaryFile source too
     write_rejects: bool = False  # write skipped records with their reason to <output>/rejects/
+    id_col: str = "id"  # the column of a Parquet/JSON Lines table (or DataFrame) holding the document id
+    url_col: str = "url"  # ... its URL (optional)
+    text_col: str = "text"  # ... its text
+    ip_col: str = "ip"  # ... the server's IP address (optional; the foreign rule "ip" uses it)
     spark: dict[str, Any] = dataclasses.field(default_factory=local_spark_defaults)
+
+    def columns(self) -> dict[str, str]:
+        """Which input column holds each of id, url, text, ip."""
+        return {"id": self.id_col, "url": self.url_col, "text": self.text_col, "ip": self.ip_col}
 
     def validate_io(self, *, need_io: bool = True) -> None:
         """Fail with a message naming the option when an input/output setting cannot work.
@@ -71,6 +79,10 @@ class JobConfig:
                 f"--input-format {self.input_format!r}: use one of {', '.join(INPUT_FORMATS)}"
             )
         check_int("max_payload_bytes", self.max_payload_bytes, 1)
+        named = [c for c in self.columns().values() if c]
+        if len(named) != 4 or len(set(named)) != 4:
+            raise ConfigError(f"--id-col, --url-col, --text-col and --ip-col must name four different columns, "
+                              f"got {self.columns()}")
 
 
 def _flag(name: str) -> str:

@@ -24,8 +24,8 @@ TOP_HOSTS = 10  # hosts shown in the summary
 class IngestConfig(JobConfig):
     """The shared input settings only (conf/ingest.yaml)."""
 
-    def validate(self) -> IngestConfig:
-        self.validate_io()
+    def validate(self, *, need_io: bool = True) -> IngestConfig:
+        self.validate_io(need_io=need_io)
         return self
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -66,6 +66,7 @@ SKIP_MISSING_ID = "missing_id"
 SKIP_MISSING_TEXT = "missing_text"
 SKIP_BAD_COLUMN_TYPE = "bad_column_type"
 TABLE_COLUMNS = ("id", "url", "text", "ip")
+DEFAULT_COLUMNS = {name: name for name in TABLE_COLUMNS}  # which input column holds each
 ROWS_PER_BATCH = 256
 
 _SUFFIXES = (
@@ -324,7 +325,34 @@ def document_table_rows(table: DataFrame) -> DataFrame:
     return rows.select(*DOC_COLUMNS, reason.alias("skip_reason"), F.lit(None).cast("string").alias("skip_detail"))
 
 
-def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
+def named_columns(table: DataFrame, columns: dict[str, str]) -> DataFrame:
+    """The table's id, url, text, ip columns under those names (``columns``: name -> the table's
+    column, from ``--id-col`` etc.); a table named as expected is returned as it is."""
+    if all(columns[n] == n for n in TABLE_COLUMNS):
+        return table
+    return table.select(*[table[columns[n]].alias(n) for n in TABLE_COLUMNS if columns[n] in table.columns])
+
+
+def _table_rows(table: DataFrame, source: Column, columns: dict[str, str], what: str) -> DataFrame:
+    """Document and skip rows of one table (``source``: the column naming where each row came from)."""
+    if "doc_id" in table.columns and columns["id"] not in table.columns:
+        return document_table_rows(table)
+    table = named_columns(table, columns)
+    missing = [c for c in ("id", "text") if c not in table.columns]
+    if missing:
+        raise ConfigError(
+            f"{what}: missing column(s) {', '.join(columns[c] for c in missing)}; tables need a document id and "
+            "a text column (and optionally url and ip): name them with --id-col, --text-col, --url-col, --ip-col"
+        )
+    return table_rows(table.select(*_table_columns(table), source.alias("source")))
+
+
+def frame_rows(frame: DataFrame, columns: dict[str, str] = DEFAULT_COLUMNS) -> DataFrame:
+    """Document and skip rows of a caller's DataFrame (the Python API), read like a table file."""
+    return _table_rows(frame, F.lit("dataframe"), columns, "the DataFrame")
+
+
+def read_tables(spark: SparkSession, files: list[InputFile], columns: dict[str, str] = DEFAULT_COLUMNS) -> DataFrame:
     """Document and skip rows of Parquet / JSON Lines tables: (id, url, text[, ip]) tables, or
     document tables (doc_id, ...) that an earlier run wrote.
 
@@ -347,17 +375,7 @@ def read_tables(spark: SparkSession, files: list[InputFile]) -> DataFrame:
         if not paths:
             continue
         table = _read_table(spark, fmt, paths)
-        if "doc_id" in table.columns and "id" not in table.columns:
-            frames.append(document_table_rows(table))
-            continue
-        missing = [c for c in ("id", "text") if c not in table.columns]
-        if missing:
-            raise ConfigError(
-                f"{fmt} input {paths[0]}: missing column(s) {', '.join(missing)}; "
-                "tables need id, url, text and optionally ip"
-            )
-        table = table.select(*_table_columns(table), F.input_file_name().alias("source"))
-        frames.append(table_rows(table))
+        frames.append(_table_rows(table, F.input_file_name(), columns, f"{fmt} input {paths[0]}"))
     return _union(frames)
 
 
@@ -450,14 +468,15 @@ def _union(frames: list[DataFrame]) -> DataFrame | None:
 
 
 def read_rows(
-    spark: SparkSession, files: list[InputFile], max_payload_bytes: int, *, hadoop_reader: bool = False
+    spark: SparkSession, files: list[InputFile], max_payload_bytes: int, *, hadoop_reader: bool = False,
+    columns: dict[str, str] = DEFAULT_COLUMNS,
 ) -> DataFrame:
-    """All rows (documents and skips) of all inputs, in ROW_SCHEMA."""
+    """All rows (documents and skips) of all inputs, in ROW_SCHEMA (``columns``: see ``named_columns``)."""
     archives = [f for f in files if f.format in ("warc", "wet")]
     tables = [f for f in files if f.format in ("parquet", "jsonl")]
     parts = [
         read_archives(spark, archives, max_payload_bytes, hadoop_reader=hadoop_reader) if archives else None,
-        read_tables(spark, tables) if tables else None,
+        read_tables(spark, tables, columns) if tables else None,
     ]
     rows = _union([p for p in parts if p is not None])
     if rows is None:

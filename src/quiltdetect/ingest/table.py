@@ -19,6 +19,7 @@ from quiltdetect.ingest.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
     InputFile,
+    frame_rows,
     keep_one_per_id,
     read_rows,
     resolve_inputs,
@@ -39,6 +40,7 @@ def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -
         "formats": sorted({f.format for f in files}),
         "max_payload_bytes": cfg.max_payload_bytes,
         "write_rejects": cfg.write_rejects,
+        "columns": cfg.columns(),
     })
 
 
@@ -50,6 +52,7 @@ def document_table(
     *,
     state: RunState | None = None,
     files: list[InputFile] | None = None,
+    frame: DataFrame | None = None,
 ) -> DataFrame:
     """Read every input into the document table, write it to ``out``'s docs/ and read it back.
 
@@ -57,7 +60,10 @@ def document_table(
     With a ``state``, a docs/ table finished by an earlier run on the same inputs is reused.
     """
     with metrics.stage(spark, "ingest", "read inputs, parse HTML, write docs/") as counts:
-        files = files if files is not None else resolve_inputs(spark, cfg.inputs, cfg.input_format)
+        if frame is not None:  # the Python API: the caller's DataFrame instead of input files
+            files = []
+        elif files is None:
+            files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
         key = state.inputs_key if state is not None else ""
         done = state.stage("ingest", key) if state is not None else None
         if done is not None:
@@ -65,7 +71,11 @@ def document_table(
             counts["reused"] = True
             return out.read_table("docs")
         counts["files"] = len(files)
-        rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader)
+        if frame is not None:
+            rows = frame_rows(frame, cfg.columns())
+        else:
+            rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader,
+                             columns=cfg.columns())
         # Archives are parsed once and kept for the second pass; tables are cheaper to scan twice.
         archives = any(f.format in ("warc", "wet") for f in files)
         if archives:

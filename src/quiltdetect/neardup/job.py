@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.ingest.table import SPILL
+from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
@@ -80,6 +80,22 @@ def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: Data
         counts["clustered_documents"] = run.out.write_table(table.orderBy("cluster_id", "doc_id"), "clusters").count()
 
 
+def write_kept(run: JobRun, docs: DataFrame, clusters: DataFrame) -> None:
+    """kept/ (the document table with one document per cluster, its smallest doc_id, and every
+    unclustered document) and duplicate_of/ (doc_id, duplicate_of) for each document dropped:
+    together they name every document once, so a corpus can be deduplicated or flagged."""
+    with run.metrics.stage(run.spark, "kept", "one document per cluster; duplicate_of for the others") as counts:
+        kept = run.out.write_table(representatives(docs, clusters).select(*docs.columns).orderBy("doc_key"),
+                                   "kept", DOCS_WRITE_OPTIONS)
+        counts["documents_kept"] = kept.count()
+        ids = docs.select("doc_key", "doc_id")
+        dropped = (clusters.where(F.col("doc_key") != F.col("cluster_key")).join(ids, on="doc_key")
+                   .join(ids.select(F.col("doc_key").alias("cluster_key"), F.col("doc_id").alias("duplicate_of")),
+                         on="cluster_key")
+                   .select("doc_id", "duplicate_of"))
+        counts["documents_dropped"] = run.out.write_table(dropped.orderBy("doc_id"), "duplicate_of").count()
+
+
 def top_clusters(out: OutputFolder, n: int) -> list[dict[str, Any]]:
     """The n largest clusters (then smallest cluster_id) with their size."""
     if n <= 0:
@@ -95,12 +111,13 @@ class NearDupJob(Job[NearDupConfig]):
 
     name = state_name = "neardup"
     config_class = NearDupConfig
-    tables = ("pairs", "clusters")
+    tables = ("pairs", "clusters", "kept", "duplicate_of")
 
     def compute(self, run: JobRun) -> None:
         docs = run.docs()
         pairs, clusters = near_duplicate_clusters(run.spark, docs, self.cfg, run.metrics)
         write_outputs(run, docs, pairs, clusters)
+        write_kept(run, docs, clusters)
         pairs.unpersist()
         clusters.unpersist()
 

@@ -12,7 +12,7 @@ from quiltdetect.options import add_io_options, config_from_args, run_job
 from quiltdetect.quilts.config import FOREIGN_CHOICES, QuiltConfig
 
 OPTIONS = ("k", "m", "c", "theta", "foreign", "count_occurrences", "phi", "exclude_attributed", "top",
-           "collapse_near_duplicates")
+           "collapse_near_duplicates", "write_annotated", "write_filtered")
 
 
 def add_quilt_options(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +32,15 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=int, help="quilts shown in the summary")
     parser.add_argument("--collapse-near-duplicates", action="store_true", default=None,
                         help="keep one page per near-duplicate cluster first, as Fetterly 2005")
+    parser.add_argument("--write-annotated", action="store_true", default=None,
+                        help="also write annotated/: every document with patchfrac, n_sources and is_quilt")
+    parser.add_argument("--write-filtered", action="store_true", default=None,
+                        help="also write filtered/: the document table without the quilts")
+
+
+# The demo looks for sources on other hosts: the cross-site quilts a newcomer should see first,
+# not pages stitched from their own site's templates.
+DEMO_SETTINGS = {"foreign": "host"}
 
 
 def add_parser(sub: Any) -> None:
@@ -40,7 +49,8 @@ def add_parser(sub: Any) -> None:
     add_io_options(quilts)
     add_quilt_options(quilts)
     show_defaults(quilts, QuiltConfig)
-    demo = sub.add_parser("demo", help="run the quilt job on the bundled sample data and print a summary")
+    demo = sub.add_parser("demo", help="run the quilt job on the bundled sample data (sources on other hosts: "
+                                       "--foreign host) and print a summary")
     demo.add_argument("--output", default="quiltdetect-demo", metavar="DIR",
                       help="where to write (default ./quiltdetect-demo, replaced if present)")
     demo.add_argument("--sample", metavar="DIR", help="sample directory (default: the bundled data/sample)")
@@ -71,6 +81,9 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     """``quilts`` from its options; ``demo`` on the bundled sample, replacing its output."""
     if args.command == "demo":
         sample = Path(args.sample) if args.sample else bundled_sample()
-        cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True})
-        return run_quilts(cfg.validate(), local=local)
+        cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True,
+                                           **DEMO_SETTINGS})
+        status = run_quilts(cfg.validate(), local=local)
+        print(f"judge these quilts in your browser: quiltdetect review --run {args.output}", flush=True)
+        return status
     return run_quilts(quilt_config(args), local=local)

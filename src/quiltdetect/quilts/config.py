@@ -24,6 +24,8 @@ class QuiltConfig(JobConfig):
     exclude_attributed: bool = False  # drop quilts that link to at least one of their sources
     top: int = 10  # quilts shown in the end-of-run summary
     collapse_near_duplicates: bool = False  # keep one page per near-duplicate cluster first (Fetterly 2005)
+    write_annotated: bool = False  # also write annotated/: the documents with patchfrac, n_sources, is_quilt
+    write_filtered: bool = False  # also write filtered/: the documents without the quilts
 
     def validate(self, *, need_io: bool = True) -> QuiltConfig:
         """Fail with a message naming the option when a value cannot work."""

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
-from quiltdetect.ingest.table import SPILL
+from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.quilts.bucketed import (
     bucket_count,
@@ -119,6 +119,26 @@ def top_quilts(out: OutputFolder, n: int) -> list[dict[str, Any]]:
     return [r.asDict(recursive=True) for r in rows]
 
 
+def write_actions(run: JobRun, docs: DataFrame) -> None:
+    """annotated/ (each document with n_grams, n_patch_grams, patchfrac, n_sources, is_quilt) and
+    filtered/ (the document table without the quilts), as the configuration asks."""
+    cfg, out = run.cfg, run.out
+    if not (cfg.write_annotated or cfg.write_filtered):
+        return
+    with run.metrics.stage(run.spark, "act", "documents annotated with their quilt figures / without quilts") as counts:
+        quilted = out.read_table("quilts").select("doc_id", F.lit(True).alias("is_quilt"))
+        if cfg.write_annotated:
+            stats = out.read_table("doc_stats").select("doc_id", "n_grams", "n_patch_grams", "patchfrac", "n_sources")
+            annotated = (docs.join(stats, on="doc_id", how="left").join(quilted, on="doc_id", how="left")
+                         .select(*docs.columns, "n_grams", "n_patch_grams", "patchfrac",
+                                 F.coalesce("n_sources", F.lit(0)).alias("n_sources"),
+                                 F.coalesce("is_quilt", F.lit(False)).alias("is_quilt")))
+            counts["annotated"] = out.write_table(annotated.orderBy("doc_key"), "annotated", DOCS_WRITE_OPTIONS).count()
+        if cfg.write_filtered:
+            filtered = docs.join(quilted, on="doc_id", how="left_anti").select(*docs.columns)
+            counts["filtered"] = out.write_table(filtered.orderBy("doc_key"), "filtered", DOCS_WRITE_OPTIONS).count()
+
+
 class QuiltsJob(Job[QuiltConfig]):
     """``quiltdetect quilts``: (k, m, c, θ)-quilted pages and their sources (Najork 2012)."""
 
@@ -133,6 +153,11 @@ class QuiltsJob(Job[QuiltConfig]):
 
             docs = collapse_near_duplicates(run.spark, docs, run.metrics)
         find_quilts(run, docs)
+        write_actions(run, docs)
+
+    def outputs(self) -> tuple[str, ...]:
+        return (*super().outputs(), *(("annotated",) if self.cfg.write_annotated else ()),
+                *(("filtered",) if self.cfg.write_filtered else ()))
 
     def report(self, run: JobRun) -> dict[str, Any]:
         return {"top_quilts": top_quilts(run.out, self.cfg.top)}

@@ -437,8 +437,8 @@ class ReuseJob(Job[ReuseConfig]):
     report_complete = False
     step: str
 
-    def validate(self) -> None:
-        self.cfg.validate()
+    def validate(self, *, need_inputs: bool = True) -> None:
+        self.cfg.validate(need_io=need_inputs)
         try:
             self.stop = frozenset(stop_hashes(self.cfg.stop_chunks, builtin=self.cfg.builtin_stop_chunks))
         except OSError as exc:
@@ -497,9 +497,9 @@ class MutateEvalJob(ReuseJob):
     step = "mutate-eval"
     tables = ("recursion_errors", "labeled", "frequency")
 
-    def validate(self) -> None:
-        self.cfg.validate(need_site=True)
-        super().validate()
+    def validate(self, *, need_inputs: bool = True) -> None:
+        self.cfg.validate(need_io=need_inputs, need_site=True)
+        super().validate(need_inputs=need_inputs)
 
     def compute(self, run: JobRun) -> None:
         self.found = mutate_eval(run, self.stop)
