@@ -62,9 +62,10 @@ def quilt_config(args: argparse.Namespace) -> QuiltConfig:
 
 
 def bundled_sample() -> Path:
-    """The sample data directory: data/sample of the source checkout or the installed package."""
+    """The sample data directory: quiltdetect/data/sample of an installed wheel (setup.py copies
+    it in), else data/sample of the source checkout (``pip install -e .`` or PYTHONPATH=src)."""
     here = Path(__file__).resolve()
-    for candidate in (here.parents[3] / "data" / "sample", here.parents[1] / "data" / "sample"):
+    for candidate in (here.parents[1] / "data" / "sample", here.parents[3] / "data" / "sample"):
         if candidate.is_dir():
             return candidate
     raise ConfigError("the bundled sample data was not found; give --sample DIR (data/sample of the repository)")
