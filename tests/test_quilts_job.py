@@ -173,6 +173,8 @@ def test_the_readme_python_example_runs_as_written(spark, tmp_path, sample_run, 
     section = readme.split("### In Python, on your DataFrames", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     assert "quiltdetect-demo/docs" in code and 'id_col="warc_record_id"' in code
+    api_doc = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    assert re.search(r"```python\n(.*?)```", api_doc, re.S).group(1) == code  # docs/api.md shows the same
     monkeypatch.chdir(tmp_path)
     exec(compile(code.replace("quiltdetect-demo/docs", str(out / "docs")), "README.md", "exec"), {})
     printed = capsys.readouterr().out

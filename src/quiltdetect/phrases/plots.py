@@ -86,7 +86,8 @@ def covering_plot(table: pd.DataFrame, m: int, title: str) -> bytes:
     ax.set_xlabel(f"popular shingles in the document (of {m})")
     ax.set_ylabel("covering-set size (donors)")
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", markerscale=0.4)
+    if ax.get_legend_handles_labels()[0]:  # no sampled document: nothing to label
+        ax.legend(fontsize=8, loc="upper left", markerscale=0.4)
     ax.grid(True, alpha=0.3)
     return _png(fig)
 
