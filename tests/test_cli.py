@@ -161,3 +161,110 @@ def test_every_command_and_job_file_comes_from_the_registry():
     for name, command in JOB_FILES.items():
         assert "run_job_file(__file__)" in (REPO / "jobs" / name).read_text(), name
         assert any(argv[: len(command)] == command for argv in subcommands), (name, command)
+
+
+@pytest.mark.parametrize("argv", [
+    ["-v", "quilts"], ["quilts", "-v"], ["--verbose", "reuse", "detect"], ["reuse", "detect", "--verbose"],
+    ["-q", "demo"], ["demo", "--quiet"], ["mwo", "join", "-q"], ["reuse", "-q", "mutate-eval"],
+], ids=" ".join)
+def test_verbose_and_quiet_before_or_after_the_command(argv):
+    """-v/--verbose and -q/--quiet are the console command's, accepted wherever they are typed."""
+    args = build_parser().parse_args(argv)
+    verbose = any(a in ("-v", "--verbose") for a in argv)
+    assert (args.verbose, args.quiet) == (verbose, not verbose)
+    neither = build_parser().parse_args([a for a in argv if not a.startswith("-")])
+    assert (neither.verbose, neither.quiet) == (False, False)
+
+
+def test_verbose_and_quiet_together_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["-v", "quilts", "--quiet"])
+    assert done.value.code == 2
+    assert "give one of them" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("quiet", [False, True], ids=["default", "quiet"])
+def test_each_stage_names_its_spark_jobs_and_prints_one_line(spark, capsys, quiet):
+    """Spark's progress bar cannot say which stage runs: it is off, and each stage prints
+    ``<job>: <stage> - <description>`` as it starts (not with --quiet), the description of its
+    Spark jobs in the UI; a stage within a stage gives the outer one its description back."""
+    from quiltdetect.cli import configure_console
+    from quiltdetect.common.metrics import RunMetrics
+    from quiltdetect.common.session import BASE_CONF
+
+    assert BASE_CONF["spark.ui.showConsoleProgress"] == "false"
+    configure_console(verbose=False, quiet=quiet)
+    metrics = RunMetrics(job="quilts")
+    described = lambda: spark.sparkContext.getLocalProperty("spark.job.description")  # noqa: E731
+    with metrics.stage(spark, "patch_grams", "documents per gram"):
+        assert described() == "quilts: patch_grams - documents per gram"
+        with metrics.stage(spark, "inner", "a stage within"):
+            assert described() == "quilts: inner - a stage within"
+        assert described() == "quilts: patch_grams - documents per gram"
+    assert described() is None
+    err = capsys.readouterr().err
+    lines = ["quilts: patch_grams - documents per gram", "quilts: inner - a stage within"]
+    assert err.splitlines() == ([] if quiet else lines)
+    configure_console(verbose=False, quiet=False)
+
+
+def _fake_java(tmp_path: Path, says: str, status: int = 0) -> Path:
+    """A JAVA_HOME whose bin/java prints ``says`` on stderr for -version (as java does)."""
+    (tmp_path / "bin").mkdir(parents=True)
+    java = tmp_path / "bin" / "java"
+    java.write_text(f"#!/bin/sh\nprintf '%s\\n' '{says}' >&2\nexit {status}\n")  # no PATH needed
+    java.chmod(0o755)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("says", "version"), [
+    ('openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment (build 17.0.15+6)', 17),
+    ('openjdk version "21" 2023-09-19', 21),
+    ('openjdk version "11.0.2" 2019-01-15', 11),
+    ('java version "1.8.0_392"', 8),
+    ('openjdk version "25.0.3" 2026-04-21 LTS', 25),
+], ids=["17", "21", "11", "1.8", "25"])
+def test_java_version_is_checked_before_spark_starts(tmp_path, monkeypatch, says, version):
+    from quiltdetect.common.session import check_java
+
+    monkeypatch.setenv("JAVA_HOME", str(_fake_java(tmp_path, says)))
+    if version in (17, 21):
+        assert check_java() == version
+        return
+    with pytest.raises(ConfigError) as err:
+        check_java()
+    assert f"Java 17 or 21 is needed to run Spark (found Java {version} at {tmp_path}/bin/java)" in str(err.value)
+    assert "openjdk-17-jre-headless" in str(err.value)
+
+
+def test_missing_or_broken_java_names_what_to_install(tmp_path, monkeypatch):
+    from quiltdetect.common.session import check_java
+
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(ConfigError, match=f"JAVA_HOME={tmp_path} is not a Java installation: no bin/java"):
+        check_java()
+    monkeypatch.delenv("JAVA_HOME")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ConfigError, match="found none: JAVA_HOME is not set and java is not on PATH"):
+        check_java()
+    monkeypatch.setenv("JAVA_HOME", str(_fake_java(tmp_path / "broken", "Error: could not create the VM", 1)))
+    with pytest.raises(ConfigError, match="-version failed: Error: could not create the VM"):
+        check_java()
+
+
+def test_old_java_is_one_error_line_from_the_console_command(tmp_path):
+    """Through the real entry point, in a process of its own (no JVM yet, so the check runs):
+    exit 2 and one line, not Py4J's traceback of a gateway that never started."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "JAVA_HOME": str(_fake_java(tmp_path / "jdk", 'openjdk version "11.0.2" 2019-01-15'))}
+    done = subprocess.run([sys.executable, "-m", "quiltdetect.cli", "demo", "--output", str(tmp_path / "o")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"quiltdetect: error: Java 17 or 21 is needed to run Spark (found Java 11 at {tmp_path}/jdk/bin/java); "
+        "install one (e.g. `apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`) "
+        "or set JAVA_HOME to one you have"]
+    assert not (tmp_path / "o").exists()

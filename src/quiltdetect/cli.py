@@ -10,6 +10,7 @@ command that ``JOB_FILES`` names.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 from types import ModuleType
@@ -42,18 +43,64 @@ JOB_FILES: dict[str, tuple[str, ...]] = {
 
 def build_parser():
     """The argument parser of every command (each module registers its own once)."""
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="quiltdetect",
         description="Find reused content in web crawls on Apache Spark: quilted pages and their sources.",
     )
     parser.add_argument("--version", action="version", version=f"quiltdetect {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress at INFO level")
+    add_console_options(parser, default=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in dict.fromkeys(COMMANDS.values()):
         module.add_parser(sub)
+    for command in _command_parsers(sub):
+        # also after the command (`quiltdetect quilts ... -v`); unset there, they keep the value before it
+        add_console_options(command, default=argparse.SUPPRESS)
     return parser
+
+
+def add_console_options(parser, *, default: object) -> None:
+    """-v/--verbose and -q/--quiet: how much the run says on stderr besides warnings and errors."""
+    parser.add_argument("-v", "--verbose", action="store_true", default=default,
+                        help="also log at INFO level, with times")
+    parser.add_argument("-q", "--quiet", action="store_true", default=default,
+                        help="only warnings, errors and the final summary: no stage lines, no Spark UI address")
+
+
+def _command_parsers(sub) -> list:
+    """The parser of every command and subcommand under ``sub`` (e.g. reuse and reuse detect)."""
+    found = []
+    for parser in dict.fromkeys(sub.choices.values()):
+        found.append(parser)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                found += _command_parsers(action)
+    return found
+
+
+def configure_console(verbose: bool, quiet: bool) -> None:
+    """Logging for one run: warnings and errors always; INFO with -v; and the progress lines
+    (each stage as it starts, the Spark UI address) as plain lines on stderr, unless --quiet."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    progress = logging.getLogger("quiltdetect.progress")  # common/metrics.py's
+    for handler in [h for h in progress.handlers if isinstance(h, _Lines)]:
+        progress.removeHandler(handler)
+    progress.setLevel(logging.WARNING if quiet else logging.INFO)
+    progress.propagate = verbose  # with -v they go with the other log lines, with times
+    if not verbose:
+        progress.addHandler(_Lines())
+
+
+class _Lines(logging.StreamHandler):
+    """Each message as a plain line on stderr (the current ``sys.stderr``, should it be replaced)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
 
 
 def run_job_file(path: str, argv: list[str] | None = None) -> int:
@@ -70,9 +117,11 @@ def run_job_file(path: str, argv: list[str] | None = None) -> int:
 def main(argv: list[str] | None = None, *, local: bool = True) -> int:
     """Entry point of the console command (``local=True``) and of jobs/*.py (``local=False``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verbose and args.quiet:
+        parser.error("-v/--verbose and -q/--quiet: give one of them")
+    configure_console(args.verbose, args.quiet)
     try:
         return COMMANDS[args.command].run(args, local=local)
     except ConfigError as exc:

@@ -12,7 +12,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-log = logging.getLogger(__name__)
+# One line per stage as it starts, and the Spark UI address: on stderr unless --quiet (cli.py).
+progress = logging.getLogger("quiltdetect.progress")
 
 
 @dataclass
@@ -25,17 +26,20 @@ class RunMetrics:
 
     @contextmanager
     def stage(self, spark: SparkSession, name: str, description: str) -> Iterator[dict[str, Any]]:
-        """Time a stage and name its Spark jobs in the UI; yields the dict to put counts in."""
+        """Time a stage, name its Spark jobs in the UI and say on the console that it started
+        (``<job>: <stage> - <description>``, the same words); yields the dict to put counts in."""
         counts: dict[str, Any] = {}
-        spark.sparkContext.setJobDescription(f"{self.job}: {name} - {description}")
-        log.info("stage %s: %s", name, description)
+        label = f"{self.job}: {name} - {description}"
+        outer = spark.sparkContext.getLocalProperty("spark.job.description")  # a stage within a stage
+        spark.sparkContext.setJobDescription(label)
+        progress.info("%s", label)
         t0 = time.perf_counter()
         try:
             yield counts
         finally:
             counts["seconds"] = round(time.perf_counter() - t0, 3)
             self.stages[name] = counts
-            spark.sparkContext.setJobDescription(None)
+            spark.sparkContext.setJobDescription(outer)
 
     def total_seconds(self) -> float:
         return round(time.time() - self.started, 3)

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
 import sys
 from typing import Any
 
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
+
+from quiltdetect.common.config import ConfigError
+from quiltdetect.common.metrics import progress
 
 # Settings every quiltdetect session gets unless the user or spark-submit set them already.
 BASE_CONF: dict[str, str] = {
@@ -18,7 +25,10 @@ BASE_CONF: dict[str, str] = {
     # ... also for cached (persisted) plans, which otherwise keep all spark.sql.shuffle.partitions
     "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.ui.showConsoleProgress": "true",
+    # Spark's progress bar ([Stage 22:>  (0 + 2) / 4]) cannot name the stage: each stage prints
+    # "<job>: <stage> - <what it does>" as it starts instead (RunMetrics.stage), and the UI's
+    # job descriptions say the same. --set spark.ui.showConsoleProgress=true brings the bar back.
+    "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
     # Parquet timestamps in nanoseconds (pandas' default) are read as longs: Spark cannot read
     # them otherwise, and one such column anywhere in an input table would fail the whole run.
@@ -26,6 +36,52 @@ BASE_CONF: dict[str, str] = {
 }
 
 MIN_SPLITS = "spark.sql.files.minPartitionNum"
+
+# The Java releases PySpark 4.0 runs on: Spark 4.0 supports 17 and 21 (it dropped 8 and 11), and
+# from 23 on the session does not start ("getSubject is not supported", from Hadoop's login code).
+JAVA_VERSIONS = range(17, 22)
+JAVA_NEEDED = "Java 17 or 21 is needed to run Spark"
+JAVA_INSTALL = ("install one (e.g. `apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`) "
+                "or set JAVA_HOME to one you have")
+
+
+def java_version_of(output: str) -> int | None:
+    """The major version in ``java -version`` output (``"17.0.9"`` -> 17, ``"1.8.0_392"`` -> 8)."""
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', output)
+    if found is None:
+        return None
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major
+
+
+def check_java() -> int | None:
+    """Check the Java that Spark will start, as ``spark-class`` finds it (``$JAVA_HOME/bin/java``,
+    else ``java`` on PATH), before it starts: a ConfigError naming what to install, instead of
+    the Py4J traceback of a gateway that never came up. Returns the major version (None when
+    ``java -version`` says something this does not recognise: Spark then decides)."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = os.path.join(home, "bin", "java")
+        if not (os.path.isfile(java) and os.access(java, os.X_OK)):
+            raise ConfigError(f"{JAVA_NEEDED} (JAVA_HOME={home} is not a Java installation: no bin/java); "
+                              f"{JAVA_INSTALL}, or unset JAVA_HOME to use java on PATH")
+    else:
+        java = shutil.which("java")
+        if java is None:
+            raise ConfigError(f"{JAVA_NEEDED} (found none: JAVA_HOME is not set and java is not on PATH); "
+                              f"{JAVA_INSTALL}")
+    try:
+        done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError(f"{JAVA_NEEDED} ({java} -version failed: {exc}); {JAVA_INSTALL}") from exc
+    said = (done.stderr or "") + (done.stdout or "")
+    if done.returncode != 0:
+        first = said.strip().splitlines()[0] if said.strip() else f"exit status {done.returncode}"
+        raise ConfigError(f"{JAVA_NEEDED} ({java} -version failed: {first}); {JAVA_INSTALL}")
+    version = java_version_of(said)
+    if version is not None and version not in JAVA_VERSIONS:
+        raise ConfigError(f"{JAVA_NEEDED} (found Java {version} at {java}); {JAVA_INSTALL}")
+    return version
 
 
 def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> SparkSession:
@@ -36,15 +92,20 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
     Under spark-submit (``local=False``) the master and resources come from spark-submit.
     """
     if local:
+        if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+            check_java()  # no JVM in this process yet: the builder below starts it
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     conf = {**BASE_CONF, **{k: str(v) for k, v in spark_conf.items() if v is not None}}
-    if not local:
+    level = conf.get("spark.log.level", "WARN")
+    if local:
+        # set once the session is up: in the conf, Spark also prints 'Setting Spark log level to "WARN".'
+        conf.pop("spark.log.level", None)
+    else:
         # spark-submit's own settings (--master, --conf, spark-defaults.conf) win.
-        from pyspark import SparkConf
-
         submitted = SparkConf()
+        level = submitted.get("spark.log.level", level)
         conf = {k: v for k, v in conf.items() if not submitted.contains(k)}
         conf.pop("spark.master", None)
         conf.pop("spark.driver.memory", None)
@@ -54,5 +115,7 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
     if spark.conf.get(MIN_SPLITS, None) is None:
         # Scans in at least 4 splits per core, so one large file does not leave cores idle.
         spark.conf.set(MIN_SPLITS, str(4 * spark.sparkContext.defaultParallelism))
-    spark.sparkContext.setLogLevel(str(conf.get("spark.log.level", "WARN")))
+    spark.sparkContext.setLogLevel(str(level))
+    if local and spark.sparkContext.uiWebUrl:
+        progress.info("Spark UI: %s (while the run lasts)", spark.sparkContext.uiWebUrl)
     return spark
