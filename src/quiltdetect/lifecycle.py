@@ -220,4 +220,9 @@ class Job(Generic[C]):
             extra = job.compute(run) or {}
             run.publish({"parameters": {**job.parameters(), **extra.pop("parameters", {})}, "outputs": outputs,
                          **extra})
-        return JobResult(job, cfg.output, run.metrics, job.report(run), outputs)
+        spark.sparkContext.setJobDescription(f"{cls.name}: report - the rows the summary shows")
+        try:
+            report = job.report(run)
+        finally:
+            spark.sparkContext.setJobDescription(None)
+        return JobResult(job, cfg.output, run.metrics, report, outputs)
