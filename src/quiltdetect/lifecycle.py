@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -138,7 +139,7 @@ class JobResult:
         return self.job.summary(self)
 
 
-class Job(Generic[C]):
+class Job(ABC, Generic[C]):
     """One analysis. A subclass declares what it is and does ``compute``; ``run`` is the life cycle.
 
     ``name`` is its command (``"reuse detect"``), ``state_name`` the job recorded in the output
@@ -174,9 +175,9 @@ class Job(Generic[C]):
     def begin(self, run: JobRun) -> None:
         """Called once the output is claimed, whether or not the run computes (e.g. extra metrics)."""
 
+    @abstractmethod
     def compute(self, run: JobRun) -> dict[str, Any] | None:
         """The analysis: write the result tables. Returns what metrics.json adds (optional)."""
-        raise NotImplementedError
 
     def report(self, run: JobRun) -> dict[str, Any]:
         """The rows the summary shows, read from the written output."""
