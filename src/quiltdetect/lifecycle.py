@@ -193,7 +193,7 @@ class Job(ABC, Generic[C]):
 
     def outputs(self) -> tuple[str, ...]:
         """The tables this run writes, the document table first (``tables`` plus optional ones)."""
-        return ("docs", *(("rejects",) if self.cfg.write_rejects else ()), *self.tables)
+        return tuple(dict.fromkeys(("docs", *(("rejects",) if self.cfg.write_rejects else ()), *self.tables)))
 
     def summary(self, result: JobResult) -> str:
         lines = [f"quiltdetect {self.headline(result)} -> {result.output}", "stages:",
