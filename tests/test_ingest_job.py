@@ -32,7 +32,9 @@ def rows(path: Path, drop: tuple[str, ...] = ()) -> list[str]:
 def test_a_job_on_the_ingested_table_equals_the_job_on_the_crawl(spark, tmp_path, capsys):
     inputs = [a for p in CRAWL for a in ("--input", p)]
     assert main(["ingest", *inputs, "--output", str(tmp_path / "ingest"), "--write-rejects"]) == 0
-    assert "largest hosts" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "largest hosts" in printed
+    assert f"outputs in {tmp_path / 'ingest'}: docs/, rejects/, metrics.json, config.yaml" in printed
     assert (tmp_path / "ingest" / "_COMPLETE").exists() and (tmp_path / "ingest" / "rejects").is_dir()
     metrics = json.loads((tmp_path / "ingest" / "metrics.json").read_text())
     assert metrics["stages"]["ingest"]["documents"] == 429
