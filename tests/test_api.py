@@ -1,6 +1,7 @@
 """The Python API on a DataFrame with its own column names equals the console command on the
-same table (one code path: both run ``Job.run``); quilts and near-duplicates are checked on the
-bundled sample in test_quilts_job.py, the other analyses here on the table of test_reliability_jobs."""
+same table (one code path: both run ``Job.run``, through ``api.run_on`` for every function);
+quilts are checked on the bundled sample in test_quilts_job.py (near-duplicates by README's
+example there), two more analyses here on the table of test_reliability_jobs."""
 
 from __future__ import annotations
 
@@ -11,18 +12,16 @@ from pyspark.sql import functions as F
 from test_reliability_jobs import inputs  # noqa: F401  (the fixture: a 160-page corpus)
 from tiers import extended
 
-from quiltdetect import detect_reuse, find_near_duplicates, mwo_pairs, popular_phrases
+from quiltdetect import detect_reuse, mwo_pairs
 from quiltdetect.cli import main
 
 pytestmark = [pytest.mark.spark, extended]
 RENAMED = {"id_col": "record", "url_col": "address", "text_col": "body"}
 
 CASES = {  # API call -> (the command, the table it returns)
-    "popular_phrases": (lambda d, **kw: popular_phrases(d, **kw), ["phrases"], "popular_phrases"),
     "mwo_pairs": (lambda d, **kw: mwo_pairs(d, t=0.4, **kw), ["mwo", "join", "-t", "0.4"], "pairs"),
     "detect_reuse": (lambda d, **kw: detect_reuse(d, chunk_threshold=3, file_threshold=3, **kw).pages,
                      ["reuse", "detect", "--set", "chunk_threshold=3", "--set", "file_threshold=3"], "pages"),
-    "find_near_duplicates": (lambda d, **kw: find_near_duplicates(d, **kw).duplicate_of, ["neardup"], "duplicate_of"),
 }
 
 
