@@ -1,11 +1,12 @@
 """Throughput of the near-duplicate fingerprinting kernel, in documents per second per core.
 
     python bench/corpus.py --pages 10000 --format parquet --out /tmp/neardup10k
-    PYTHONPATH=src python bench/neardup_throughput.py /tmp/neardup10k [--k 8]
+    PYTHONPATH=src python bench/neardup_throughput.py /tmp/neardup10k [--algorithm combined --k 5]
 
-Runs the exact per-page function of the Spark stage (terms, shingles, 84 min-hashes,
-supershingles, 384-bit simhash, simhash pieces) in one process on one core, over every page's
-visible text. The pages are parsed first (not timed) with the ingest HTML extractor when the
+Runs the exact per-page function of the Spark stage in one process on one core, over every
+page's visible text: for lsh (the default) terms, the shingle set and its bands' min-hashes; for
+Henzinger's algorithms terms, shingles, 84 min-hashes, supershingles, 384-bit simhash and its
+pieces. The pages are parsed first (not timed) with the ingest HTML extractor when the
 table has raw HTML, so the figure is the fingerprint step alone.
 """
 
@@ -17,15 +18,18 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from quiltdetect.neardup.fingerprints import fingerprint_row
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.fingerprints import fingerprint_row, lsh_row
 from quiltdetect.neardup.simhash import n_pieces
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", help="a Parquet file or directory of the corpus generator")
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--c-threshold", type=int, default=355)
+    defaults = NearDupConfig()
+    parser.add_argument("--algorithm", choices=("lsh", "combined"), default=defaults.algorithm)
+    parser.add_argument("--k", type=int, default=defaults.k)
+    parser.add_argument("--c-threshold", type=int, default=defaults.c_threshold)
     args = parser.parse_args()
     path = Path(args.corpus)
     files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
@@ -42,12 +46,17 @@ def main() -> None:
     else:
         images = [None] * len(texts)
     pieces = n_pieces(args.c_threshold)
+    bands, rows = defaults.lsh_bands, defaults.lsh_rows
     n_terms = 0
     t0 = time.process_time()
     for text, url, imgs in zip(texts, urls, images, strict=True):
-        n_terms += fingerprint_row(text, url, imgs, args.k, False, pieces)[0]
+        if args.algorithm == "lsh":
+            n_terms += lsh_row(text, url, imgs, args.k, False, bands, rows)[0]
+        else:
+            n_terms += fingerprint_row(text, url, imgs, args.k, False, pieces)[0]
     seconds = time.process_time() - t0
-    print(f"{len(texts):,} pages, {n_terms:,} terms, k={args.k}, {pieces} simhash pieces: "
+    what = f"{bands} x {rows} bands" if args.algorithm == "lsh" else f"{pieces} simhash pieces"
+    print(f"{len(texts):,} pages, {n_terms:,} terms, {args.algorithm}, k={args.k}, {what}: "
           f"{seconds:.2f} CPU s -> {len(texts) / seconds:,.0f} pages/s/core, {n_terms / seconds:,.0f} terms/s/core")
 
 

@@ -21,7 +21,9 @@ In the same run it also times
   tokenise-and-hash rate (``re.findall`` + ``mmh3.hash64`` per word, no memo);
 * ``--warc-pages N``: ingestion from WARC (the same generator, written as WARC);
 * ``--skew-pages N``: two skewed corpora derived from the N-page one: one where a boilerplate
-  line (hence its 5-grams) occurs in every page, one where 1 % of pages are 100x longer.
+  line (hence its 5-grams) occurs in every page, one where 1 % of pages are 100x longer;
+* ``--only neardup`` (opt-in): the near-duplicate job on the same corpora, at its default (lsh)
+  and at ``--preset henzinger-calibrated`` (the default before lsh), each in its own process.
 
 Load on this shared 2-core machine varies; every record carries ``uptime``'s load averages.
 """
@@ -231,6 +233,24 @@ def stage_cpu(timeline: list[tuple[float, float]], start: float, stages: dict) -
     return out
 
 
+# Job modes of the harness: (command, extra options, config builder, Job class).
+JOB_MODES = ("quilts", "neardup", "neardup-henzinger")
+
+
+def job_mode(mode: str):
+    if mode == "quilts":
+        from quiltdetect.quilts.cli import quilt_config
+        from quiltdetect.quilts.job import QuiltsJob
+
+        return "quilts", [], quilt_config, QuiltsJob
+    from quiltdetect.neardup.cli import neardup_config
+    from quiltdetect.neardup.job import NearDupJob
+
+    # neardup: the shipped default (lsh); neardup-henzinger: the default before it
+    return "neardup", (["--preset", "henzinger-calibrated"] if mode == "neardup-henzinger" else []), \
+        neardup_config, NearDupJob
+
+
 def run_one(args: argparse.Namespace) -> None:
     """Child process: one quilt run (or one naive-port run) with its figures, as JSON."""
     sampler = MemorySampler()
@@ -268,17 +288,16 @@ def run_one(args: argparse.Namespace) -> None:
     else:
         from quiltdetect.cli import build_parser
         from quiltdetect.options import start_job
-        from quiltdetect.quilts.cli import quilt_config
-        from quiltdetect.quilts.job import QuiltsJob
 
-        cli = ["quilts", "--input", args.input, "--output", args.output, "--overwrite", "--top", "0"]
+        command, extra, configure, job_class = job_mode(args.mode)
+        cli = [command, "--input", args.input, "--output", args.output, "--overwrite", "--top", "0", *extra]
         for item in spark_conf:
             cli += ["--set", item]
-        cfg = quilt_config(build_parser().parse_args(cli))
+        cfg = configure(build_parser().parse_args(cli))
         spark = start_job("quiltdetect-bench", cfg, local=True)
         try:
             t_job = time.perf_counter()
-            result = QuiltsJob.run(spark, cfg)
+            result = job_class.run(spark, cfg)
             out["seconds"] = round(time.perf_counter() - t0, 3)
             out["stage_seconds"] = {k: v.get("seconds") for k, v in result.metrics.stages.items()}
             out["counts"] = {k: {c: v for c, v in s.items() if c != "seconds"} for k, s in result.metrics.stages.items()}
@@ -405,7 +424,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd")
     one = sub.add_parser("one")
-    one.add_argument("--mode", choices=["quilts", "naive"], default="quilts")
+    one.add_argument("--mode", choices=["naive", *JOB_MODES], default="quilts")
     one.add_argument("--input", required=True)
     one.add_argument("--output", required=True)
     one.add_argument("--json", required=True)
@@ -420,7 +439,8 @@ def main() -> None:
     ap.add_argument("--skew-pages", type=int, default=25000, help="skewed corpora size (0: skip)")
     ap.add_argument("--driver-memory", default="3g")
     ap.add_argument("--set", action="append", default=[], help="extra Spark/quilt settings KEY=VALUE")
-    ap.add_argument("--only", choices=["quilts", "naive", "kernel", "warc", "skew"], action="append")
+    ap.add_argument("--only", choices=["quilts", "naive", "neardup", "kernel", "warc", "skew"], action="append",
+                    help="neardup: the near-duplicate job (default and henzinger-calibrated) beside quilts")
     args = ap.parse_args()
     if args.cmd == "one":
         run_one(args)
@@ -446,6 +466,10 @@ def main() -> None:
         if "quilts" in only:
             res = child("quilts", path, args.work / f"q{n}", args.work / f"q{n}.json", args)
             record(f"quilts parquet {n}", "quilts", meta, res)
+        if "neardup" in only:
+            for mode in ("neardup", "neardup-henzinger"):
+                res = child(mode, path, args.work / f"{mode}{n}", args.work / f"{mode}{n}.json", args)
+                record(f"{mode} parquet {n}", mode, meta, res)
         if "naive" in only and n <= args.port_max:
             res = child("naive", path, args.work / f"naive{n}", args.work / f"naive{n}.json", args)
             record(f"naive port {n}", "naive", meta, res)

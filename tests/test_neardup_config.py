@@ -33,6 +33,10 @@ def test_conf_file_equals_dataclass_defaults():
     ({"k": 0}, "-k must be an integer >= 1"),
     ({"bucket_cap": 1}, "--bucket-cap must be an integer >= 2"),
     ({"wrap": "yes"}, "--wrap must be true or false"),
+    ({"resemblance_threshold": 0}, r"--resemblance-threshold must be a number in \(0, 1\]"),
+    ({"containment_threshold": 1.5}, r"--containment-threshold must be a number in \(0, 1\]"),
+    ({"lsh_bands": 0}, "--lsh-bands must be an integer >= 1"),
+    ({"lsh_bands": 100, "lsh_rows": 20}, "use at most 1024"),
 ])
 def test_bad_values_name_the_option(override, message):
     with pytest.raises(ConfigError, match=message):
@@ -48,6 +52,9 @@ def test_preset_then_file_then_options_then_set(tmp_path):
     assert (cfg.k, cfg.bucket_cap, cfg.algorithm) == (7, 60, "combined")
     assert (cfg.b_threshold, cfg.c_threshold, cfg.combined_c_threshold) == (2, 372, 355)
     assert PRESETS["henzinger2006"]["k"] == 8
+    # the default before lsh, kept as a preset: Henzinger's combined algorithm, calibrated thresholds
+    old = neardup_config(build_parser().parse_args(["neardup", "--preset", "henzinger-calibrated"]), need_io=False)
+    assert (old.algorithm, old.k, old.b_threshold, old.c_threshold, old.combined_c_threshold) == ("combined", 5, 1, 355, 328)
 
 
 def test_calibrate_command_writes_thresholds(tmp_path, capsys):
@@ -66,6 +73,7 @@ def test_calibrate_command_writes_thresholds(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "calibration on 6 pairs (a)" in text and "held-out pairs (b)" in text and "F1=1.000" in text
     chosen = yaml.safe_load(out.read_text())
-    assert set(chosen) == {"k", "wrap", "b_threshold", "c_threshold", "combined_c_threshold"}
+    assert set(chosen) == {"k", "wrap", "lsh_bands", "lsh_rows", "resemblance_threshold", "containment_threshold",
+                           "b_threshold", "c_threshold", "combined_c_threshold"}
     merge_settings(NearDupConfig, chosen).validate(need_io=False)
     assert main(["neardup", "calibrate"]) == 2  # no --pairs: a message, not a traceback

@@ -33,8 +33,11 @@ def test_neardup_command_writes_pairs_clusters_metrics(spark, tmp_path, capsys):
     assert main(["neardup", "--input", str(table), "--output", str(out), "--set", "top=3"]) == 0
     pairs = {(r["doc_id_a"], r["doc_id_b"]): r.asDict() for r in spark.read.parquet(str(out / "pairs")).collect()}
     assert set(pairs) == {("p1", "p2"), ("p1", "p3"), ("p2", "p3")}
-    assert all(1 <= p["b_similarity"] <= 6 and 328 <= p["c_similarity"] <= 384 and not p["same_site"]
-               for p in pairs.values())
+    # the default (lsh): p2 has one word of 200 changed (resemblance 193/201 at k = 4), p3 has p1
+    # and two words more (p1 is contained in it whole).
+    assert pairs[("p1", "p2")]["resemblance"] == 193 / 201 and pairs[("p1", "p3")]["containment"] == 1.0
+    assert all(0.63 <= p["resemblance"] or 0.96 <= p["containment"] for p in pairs.values())
+    assert not any(p["same_site"] for p in pairs.values())
     clusters = {r["doc_id"]: (r["cluster_id"], r["cluster_size"]) for r in spark.read.parquet(str(out / "clusters")).collect()}
     assert clusters == {"p1": ("p1", 3), "p2": ("p1", 3), "p3": ("p1", 3)}
     # kept/ and duplicate_of/ name every document exactly once: one per cluster, its smallest doc_id.
@@ -46,7 +49,7 @@ def test_neardup_command_writes_pairs_clusters_metrics(spark, tmp_path, capsys):
     assert sorted(kept + list(dropped)) == sorted(r["doc_id"] for r in docs.collect())
     assert spark.read.parquet(str(out / "kept")).columns == docs.columns  # a document table, usable as --input
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["stages"]["pairs"]["pairs"] == 3 and metrics["parameters"]["algorithm"] == "combined"
+    assert metrics["stages"]["pairs"]["pairs"] == 3 and metrics["parameters"]["algorithm"] == "lsh"
     assert yaml.safe_load((out / "config.yaml").read_text())["top"] == 3
     # The same run again finds its output complete and reports it without recomputing.
     assert main(["neardup", "--input", str(table), "--output", str(out), "--set", "top=3"]) == 0

@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 from quiltdetect.kernel.grams import fmix64
 from quiltdetect.neardup import calibrate as cal
-from quiltdetect.neardup.fingerprints import fingerprint, fingerprint_row
+from quiltdetect.neardup import lsh
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.fingerprints import fingerprint, fingerprint_row, lsh_row, shingle_set
 from quiltdetect.neardup.shingles import shingles
 from quiltdetect.neardup.simhash import (
     N_BITS,
@@ -155,7 +157,60 @@ def test_calibration_scores_and_choice():
     assert (s.tp, s.fp, s.fn) == (1, 1, 1) and s.f1 == pytest.approx(0.5)
     b = np.array([6, 3, 1, 0])
     c = np.array([384, 370, 360, 200])  # perfect c thresholds: 361..370
-    chosen = {alg: cal.best(scores) for alg, scores in cal.sweep(b, c, truth).items()}
+    r = np.array([0.9, 0.2, 0.5, 0.1])  # the second pair is found by containment only
+    contained = np.array([0.95, 1.0, 0.6, 0.2])
+    candidate = np.array([True, True, True, False])
+    f = cal.Features(b, c, r, contained, candidate)
+    chosen = {alg: cal.best(scores) for alg, scores in cal.sweep(f, truth).items()}
     assert chosen["b"].thresholds == {"b_threshold": 2} and chosen["b"].f1 == 1.0  # 2 and 3 tie: lower middle
     assert chosen["c"].thresholds == {"c_threshold": 365}  # ties 361..370: the middle of the plateau
     assert chosen["combined"].f1 == 1.0
+    assert chosen["lsh"].f1 == 1.0 and chosen["lsh"].thresholds["containment_threshold"] > 0.6
+    # a pair that shares no band is never an lsh near-duplicate, whatever its similarity
+    missed = cal.Features(b, c, np.array([1.0] * 4), np.array([1.0] * 4), np.array([True, False, False, False]))
+    assert cal.predict("lsh", chosen["lsh"].thresholds, missed).tolist() == [True, False, False, False]
+
+
+def random_pair(rng: np.random.Generator, s: float, size: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    """Two shingle sets of resemblance exactly s: a shared core plus disjoint parts."""
+    common = round(2 * size * s / (1 + s))
+    values = np.unique(rng.integers(0, 2**64, size=3 * size, dtype=np.uint64))[: 2 * size - common]
+    rng.shuffle(values)
+    a, b = values[:size], np.concatenate([values[:common], values[size:]])
+    return np.sort(a), np.sort(b)
+
+
+@pytest.mark.parametrize(("bands", "rows"), [(40, 3), (6, 4)])
+def test_lsh_candidate_rate_follows_the_s_curve(bands, rows):
+    """Over many random pairs of known resemblance, the share that become candidates (share a
+    band) is the S-curve's 1 - (1 - s^r)^b, within 4.5 binomial standard deviations."""
+    rng = np.random.default_rng(bands * 100 + rows)
+    n = 300
+    for s in (0.2, 0.4, 0.55, 0.63, 0.8):
+        pairs = [random_pair(rng, s) for _ in range(n)]
+        exact = np.array([lsh.resemblance_containment(a, b)[0] for a, b in pairs])
+        found = np.mean([lsh.is_candidate(lsh.band_keys(a, bands, rows), lsh.band_keys(b, bands, rows))
+                         for a, b in pairs])
+        expected = float(np.mean(lsh.candidate_probability(exact, bands, rows)))
+        sd = max(np.sqrt(expected * (1 - expected) / n), 1 / n)
+        assert abs(found - expected) <= 4.5 * sd, (s, found, expected)
+    # the shipped banding: candidate recall at the resemblance threshold and down to 0.5 is near 1
+    cfg = NearDupConfig()
+    assert lsh.candidate_probability(cfg.resemblance_threshold, cfg.lsh_bands, cfg.lsh_rows) > 0.9999
+    assert lsh.candidate_probability(0.5, cfg.lsh_bands, cfg.lsh_rows) > 0.99
+
+
+def test_resemblance_and_containment_are_broders():
+    a = np.array([1, 2, 3, 4], dtype=np.uint64)
+    b = np.array([3, 4, 5, 6, 7, 8, 9, 10], dtype=np.uint64)
+    assert lsh.resemblance_containment(a, b) == (2 / 10, 2 / 4)
+    assert lsh.resemblance_containment(a, a[:2]) == (0.5, 1.0)  # inserted text: contained whole
+    assert lsh.resemblance_containment(a, np.empty(0, dtype=np.uint64)) == (0.0, 0.0)
+    assert lsh.band_keys(np.empty(0, dtype=np.uint64), 4, 2) is None and not lsh.is_candidate(None, None)
+
+
+def test_lsh_row_as_spark_longs():
+    n, sets, keys = lsh_row("one two three four five six", None, None, 4, False, 40, 3)
+    assert n == 6 and len(sets) == 3 and len(keys) == 40
+    assert np.array_equal(np.sort(np.array(sets, dtype=np.int64).view(np.uint64)), shingle_set("one two three four five six"))
+    assert lsh_row("", None, None, 4, False, 40, 3) == (0, None, None)

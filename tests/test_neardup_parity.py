@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
-from tiers import budgets, examples
+from tiers import budgets, examples, extended
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import host_of
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs
+from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs, pair_columns
 from quiltdetect.neardup.reference import RefDoc, reference_clusters, reference_pairs
 
 pytestmark = pytest.mark.spark
@@ -75,8 +75,7 @@ def spark_pairs_and_clusters(spark, docs, cfg):
     fps = fingerprints(table, cfg).persist()
     pairs = near_duplicate_pairs(fps, cfg, counts).persist()
     ids = {r["doc_key"]: r["doc_id"] for r in table.select("doc_key", "doc_id").collect()}
-    got = {(ids[r["a"]], ids[r["b"]]): (r["b_similarity"], r["c_similarity"], r["same_site"])
-           for r in pairs.collect()}
+    got = {(ids[r["a"]], ids[r["b"]]): tuple(r[c] for c in pair_columns(cfg.algorithm)) for r in pairs.collect()}
     clusters = {ids[r["doc_key"]]: ids[r["cluster_key"]]
                 for r in connected_components(pairs.select("a", "b"), checkpoint_every=2).collect()}
     pairs.unpersist()
@@ -85,14 +84,21 @@ def spark_pairs_and_clusters(spark, docs, cfg):
 
 
 PARAMETERS = [
-    dict(algorithm="b", k=3, b_threshold=1, wrap=True),
-    dict(algorithm="c", c_threshold=350),
+    dict(algorithm="lsh"),  # the shipped default
+    dict(algorithm="lsh", k=2, resemblance_threshold=0.5, containment_threshold=0.8, lsh_bands=6, lsh_rows=4),
     dict(algorithm="combined", k=2, b_threshold=2, combined_c_threshold=330),
-    dict(algorithm="combined-sites", k=2, b_threshold=1, c_threshold=340, combined_c_threshold=300, wrap=True),
+    pytest.param(dict(algorithm="b", k=3, b_threshold=1, wrap=True), marks=extended),
+    pytest.param(dict(algorithm="c", c_threshold=350), marks=extended),
+    pytest.param(dict(algorithm="combined-sites", k=2, b_threshold=1, c_threshold=340, combined_c_threshold=300,
+                      wrap=True), marks=extended),
 ]
 
 
-@pytest.mark.parametrize("params", PARAMETERS, ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()))
+def _param_id(p: dict) -> str:
+    return "-".join(f"{k}{v}" for k, v in p.items())
+
+
+@pytest.mark.parametrize("params", PARAMETERS, ids=_param_id)
 def test_pairs_and_clusters_equal_reference(spark, params):
     """One Spark run over 8 random corpora (sizes 2-60) with disjoint vocabularies."""
     cfg = merge_settings(NearDupConfig, params).validate(need_io=False)

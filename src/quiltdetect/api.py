@@ -80,7 +80,7 @@ class NearDuplicates(NamedTuple):
 
 def find_near_duplicates(docs: DataFrame, *, output: str | None = None, **settings: Any) -> NearDuplicates:
     """Near-duplicate pairs and clusters of ``docs`` (definitions §2; Broder, Charikar, Henzinger),
-    with the deduplicated corpus. Settings: ``NearDupConfig`` (algorithm="combined", k=5, ...)."""
+    with the deduplicated corpus. Settings: ``NearDupConfig`` (algorithm="lsh", k=4, ...)."""
     from quiltdetect.neardup.job import NearDupJob
 
     return NearDuplicates(*_read(run_on(NearDupJob, docs, output, **settings), docs,

@@ -2,7 +2,9 @@
 
 Reads JSON Lines of labelled pairs (``left_text``, ``right_text``, ``label``; label >= 1 means
 near-duplicate, as in the Webis ECIR 2020 sample; optional ``corpus``), computes each pair's
-B- and C-similarity with the kernel (no Spark), and sweeps every threshold. The chosen
+B- and C-similarity, resemblance, containment and whether the pair shares an LSH band, with the
+kernel (no Spark), and sweeps every threshold. A pair that shares no band is never an lsh
+near-duplicate, as in the job: the figures include what candidate generation misses. The chosen
 thresholds maximise F1, then precision; among settings still tied (a plateau where no training
 pair lies between them) the middle one is taken, the widest margin to both sides.
 The pairs carry no URLs, so Henzinger's site rule cannot be applied: ``combined-sites`` is not
@@ -20,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from quiltdetect.neardup.fingerprints import fingerprint
+from quiltdetect.neardup import lsh
+from quiltdetect.neardup.fingerprints import fingerprint, shingle_set
 from quiltdetect.neardup.simhash import c_similarity
 from quiltdetect.neardup.supershingles import b_similarity
 
@@ -30,6 +33,9 @@ from quiltdetect.neardup.supershingles import b_similarity
 C_RANGE = range(355, 385)
 COMBINED_C_RANGE = range(300, 385)
 B_RANGE = range(1, 7)
+# lsh: resemblance and containment thresholds in steps of 0.01.
+R_GRID = [round(0.01 * i, 2) for i in range(30, 101)]
+CONTAINMENT_GRID = [round(0.01 * i, 2) for i in range(50, 101)]
 
 
 @dataclass(frozen=True)
@@ -92,13 +98,43 @@ def similarities(pairs: Iterable[LabelledPair], k: int, wrap: bool = False) -> t
     return np.array(b, dtype=np.int64), np.array(c, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class Features:
+    """Per pair: B- and C-similarity, resemblance, containment, shares an LSH band."""
+
+    b: np.ndarray
+    c: np.ndarray
+    r: np.ndarray
+    contained: np.ndarray
+    candidate: np.ndarray
+
+
+def features(pairs: Iterable[LabelledPair], k: int, wrap: bool = False, bands: int = 40, rows: int = 3) -> Features:
+    """Every similarity the algorithms decide on, for each pair."""
+    pairs = list(pairs)
+    b, c = similarities(pairs, k, wrap)
+    r, contained, cand = [], [], []
+    for p in pairs:
+        x, y = shingle_set(p.left_text, k=k, wrap=wrap), shingle_set(p.right_text, k=k, wrap=wrap)
+        rc = lsh.resemblance_containment(x, y)
+        r.append(rc[0])
+        contained.append(rc[1])
+        cand.append(lsh.is_candidate(lsh.band_keys(x, bands, rows), lsh.band_keys(y, bands, rows)))
+    return Features(b, c, np.array(r, dtype=np.float64), np.array(contained, dtype=np.float64),
+                    np.array(cand, dtype=bool))
+
+
 def score(algorithm: str, thresholds: dict[str, int], predicted: np.ndarray, truth: np.ndarray) -> Score:
     tp = int(np.sum(predicted & truth))
     return Score(algorithm, thresholds, tp, int(np.sum(predicted & ~truth)), int(np.sum(~predicted & truth)))
 
 
-def predict(algorithm: str, thresholds: dict[str, int], b: np.ndarray, c: np.ndarray) -> np.ndarray:
+def predict(algorithm: str, thresholds: dict[str, Any], f: Features) -> np.ndarray:
     """Which pairs an algorithm calls near-duplicates at the given thresholds (all on one site)."""
+    b, c = f.b, f.c
+    if algorithm == "lsh":
+        return f.candidate & ((f.r >= thresholds["resemblance_threshold"])
+                              | (f.contained >= thresholds["containment_threshold"]))
     if algorithm == "b":
         return b >= thresholds["b_threshold"]
     if algorithm == "c":
@@ -106,14 +142,15 @@ def predict(algorithm: str, thresholds: dict[str, int], b: np.ndarray, c: np.nda
     return (b >= thresholds["b_threshold"]) & (c >= thresholds["combined_c_threshold"])
 
 
-def sweep(b: np.ndarray, c: np.ndarray, truth: np.ndarray) -> dict[str, list[Score]]:
+def sweep(f: Features, truth: np.ndarray) -> dict[str, list[Score]]:
     """Scores of every algorithm at every threshold setting."""
     grids = {
+        "lsh": [{"resemblance_threshold": r, "containment_threshold": t} for r in R_GRID for t in CONTAINMENT_GRID],
         "b": [{"b_threshold": t} for t in B_RANGE],
         "c": [{"c_threshold": t} for t in C_RANGE],
         "combined": [{"b_threshold": tb, "combined_c_threshold": tc} for tb in B_RANGE for tc in COMBINED_C_RANGE],
     }
-    return {alg: [score(alg, th, predict(alg, th, b, c), truth) for th in grid] for alg, grid in grids.items()}
+    return {alg: [score(alg, th, predict(alg, th, f), truth) for th in grid] for alg, grid in grids.items()}
 
 
 def best(scores: list[Score]) -> Score:
@@ -131,41 +168,45 @@ class Calibration:
 
     k: int
     wrap: bool
+    bands: int
+    rows: int
     chosen: dict[str, Score]
     test: dict[str, Score]
     n_train: int
     n_test: int
 
     def config(self) -> dict[str, Any]:
-        """The thresholds to ship: c from algorithm C, b and combined c from the combined algorithm."""
-        return {"k": self.k, "wrap": self.wrap,
+        """The thresholds to ship: lsh's two, c from algorithm C, b and combined c from the combined
+        algorithm."""
+        return {"k": self.k, "wrap": self.wrap, "lsh_bands": self.bands, "lsh_rows": self.rows,
+                **self.chosen["lsh"].thresholds,
                 "b_threshold": self.chosen["combined"].thresholds["b_threshold"],
                 "c_threshold": self.chosen["c"].thresholds["c_threshold"],
                 "combined_c_threshold": self.chosen["combined"].thresholds["combined_c_threshold"]}
 
 
-def calibrate(train: list[LabelledPair], test: list[LabelledPair], k: int, wrap: bool = False) -> Calibration:
+def calibrate(train: list[LabelledPair], test: list[LabelledPair], k: int, wrap: bool = False,
+              bands: int = 40, rows: int = 3) -> Calibration:
     """Choose thresholds on ``train``; score them on ``test`` (if any)."""
-    b, c = similarities(train, k, wrap)
     truth = np.array([p.label >= 1 for p in train])
-    chosen = {alg: best(scores) for alg, scores in sweep(b, c, truth).items()}
+    chosen = {alg: best(scores) for alg, scores in sweep(features(train, k, wrap, bands, rows), truth).items()}
     held: dict[str, Score] = {}
     if test:
-        tb, tc = similarities(test, k, wrap)
+        f = features(test, k, wrap, bands, rows)
         ttruth = np.array([p.label >= 1 for p in test])
-        held = {alg: score(alg, s.thresholds, predict(alg, s.thresholds, tb, tc), ttruth) for alg, s in chosen.items()}
-    return Calibration(k, wrap, chosen, held, len(train), len(test))
+        held = {alg: score(alg, s.thresholds, predict(alg, s.thresholds, f), ttruth) for alg, s in chosen.items()}
+    return Calibration(k, wrap, bands, rows, chosen, held, len(train), len(test))
 
 
 def fixed_scores(pairs: list[LabelledPair], settings: dict[str, Any]) -> dict[str, Score]:
     """Scores of each algorithm at fixed settings (e.g. a preset) on labelled pairs."""
-    b, c = similarities(pairs, settings["k"], settings.get("wrap", False))
+    f = features(pairs, settings["k"], settings.get("wrap", False), settings.get("lsh_bands", 40),
+                 settings.get("lsh_rows", 3))
     truth = np.array([p.label >= 1 for p in pairs])
-    out = {}
-    for alg in ("b", "c", "combined"):
-        out[alg] = score(alg, {k: settings[k] for k in _keys(alg)}, predict(alg, settings, b, c), truth)
-    return out
+    return {alg: score(alg, {k: settings[k] for k in _keys(alg)}, predict(alg, settings, f), truth)
+            for alg in ("lsh", "b", "c", "combined")}
 
 
 def _keys(algorithm: str) -> tuple[str, ...]:
-    return {"b": ("b_threshold",), "c": ("c_threshold",), "combined": ("b_threshold", "combined_c_threshold")}[algorithm]
+    return {"lsh": ("resemblance_threshold", "containment_threshold"), "b": ("b_threshold",),
+            "c": ("c_threshold",), "combined": ("b_threshold", "combined_c_threshold")}[algorithm]

@@ -11,21 +11,29 @@ from quiltdetect.common.config import ConfigError, merge_settings, parse_overrid
 from quiltdetect.neardup.config import ALGORITHMS, PRESETS, NearDupConfig
 from quiltdetect.options import IO_OPTIONS, add_io_options, config_files, run_job
 
-OPTIONS = ("algorithm", "k", "wrap", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap", "top")
+OPTIONS = ("algorithm", "k", "wrap", "resemblance_threshold", "containment_threshold", "lsh_bands", "lsh_rows",
+           "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap", "top")
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``neardup`` (and ``neardup calibrate``) on the top-level subparsers."""
-    p = subparsers.add_parser("neardup", help="near-duplicate pairs and clusters (Broder, Charikar, Henzinger 2006)",
+    p = subparsers.add_parser("neardup", help="near-duplicate pairs and clusters (MinHash LSH; Broder, Charikar, Henzinger 2006)",
                               description="Find near-duplicate pages (definitions §2). `quiltdetect neardup calibrate "
                                           "--pairs FILE` chooses thresholds on labelled pairs instead.")
     p.add_argument("action", nargs="?", choices=("run", "calibrate"), default="run",
                    help="run the job (default) or calibrate thresholds on labelled pairs")
     add_io_options(p)
-    p.add_argument("--algorithm", choices=ALGORITHMS, help="b | c | combined | combined-sites")
-    p.add_argument("--preset", choices=sorted(PRESETS), help="start from named settings (henzinger2006: the paper's)")
+    p.add_argument("--algorithm", choices=ALGORITHMS, help="lsh | b | c | combined | combined-sites")
+    p.add_argument("--preset", choices=sorted(PRESETS),
+                   help="start from named settings (henzinger2006: the paper's combined algorithm; "
+                        "henzinger-calibrated: it with thresholds calibrated on the Webis pairs)")
     p.add_argument("-k", type=int, help="shingle length in terms")
     p.add_argument("--wrap", action="store_true", default=None, help="wrap shingle windows around the page end")
+    p.add_argument("--resemblance-threshold", type=float, help="lsh: near-duplicate at resemblance >= this")
+    p.add_argument("--containment-threshold", type=float,
+                   help="lsh: or at containment (share of the smaller page in the larger) >= this")
+    p.add_argument("--lsh-bands", type=int, help="lsh: candidates share one of this many bands")
+    p.add_argument("--lsh-rows", type=int, help="lsh: min-hashes per band")
     p.add_argument("--b-threshold", type=int, help="B-similar at >= this many equal supershingles of 6")
     p.add_argument("--c-threshold", type=int, help="C-similar at >= this many agreeing bits of 384")
     p.add_argument("--combined-c-threshold", type=int, help="combined: B-similar and C-similarity >= this")
@@ -61,8 +69,9 @@ def run_calibration(args: argparse.Namespace) -> int:
     test = [p for p in pairs if args.test_corpus and p.corpus == args.test_corpus]
     if not train:
         raise ConfigError(f"--train-corpus {args.train_corpus!r}: no pairs of that corpus in {args.pairs}")
-    result = cal.calibrate(train, test, cfg.k, cfg.wrap)
-    print(f"calibration on {len(train)} pairs ({args.train_corpus or 'all corpora'}), k={cfg.k}, wrap={cfg.wrap}:")
+    result = cal.calibrate(train, test, cfg.k, cfg.wrap, cfg.lsh_bands, cfg.lsh_rows)
+    print(f"calibration on {len(train)} pairs ({args.train_corpus or 'all corpora'}), k={cfg.k}, wrap={cfg.wrap}, "
+          f"lsh {cfg.lsh_bands} bands x {cfg.lsh_rows} rows:")
     for score in result.chosen.values():
         print("  " + score.row())
     if test:

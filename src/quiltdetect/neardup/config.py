@@ -7,13 +7,17 @@ from typing import Any
 
 from quiltdetect.common.config import ConfigError, JobConfig, check_int
 
-ALGORITHMS = ("b", "c", "combined", "combined-sites")
+ALGORITHMS = ("lsh", "b", "c", "combined", "combined-sites")
 
 # Henzinger 2006's values: k = 8, B-similar at >= 2 of 6 supershingles, C at >= 372 of 384
-# bits, combined at B >= 2 and C >= 355. The defaults below are what `neardup calibrate`
-# chose on the shared Webis labelled pairs (docs/neardup.md).
+# bits, combined at B >= 2 and C >= 355. henzinger-calibrated: her combined algorithm with the
+# thresholds `neardup calibrate` chose on the shared Webis pairs (the default before lsh).
+# The lsh defaults below are what `neardup calibrate` chose on the same pairs (docs/neardup.md).
 PRESETS: dict[str, dict[str, Any]] = {
-    "henzinger2006": {"k": 8, "wrap": False, "b_threshold": 2, "c_threshold": 372, "combined_c_threshold": 355},
+    "henzinger2006": {"algorithm": "combined", "k": 8, "wrap": False, "b_threshold": 2, "c_threshold": 372,
+                      "combined_c_threshold": 355},
+    "henzinger-calibrated": {"algorithm": "combined", "k": 5, "wrap": False, "b_threshold": 1, "c_threshold": 355,
+                             "combined_c_threshold": 328},
 }
 
 
@@ -21,9 +25,13 @@ PRESETS: dict[str, dict[str, Any]] = {
 class NearDupConfig(JobConfig):
     """Parameters of a near-duplicate run: the algorithm, its thresholds, and the bucket cap."""
 
-    algorithm: str = "combined"  # b | c | combined | combined-sites
-    k: int = 5  # shingle length in terms (8 Henzinger, 5 Fetterly)
+    algorithm: str = "lsh"  # lsh | b | c | combined | combined-sites
+    k: int = 4  # shingle length in terms (8 Henzinger, 5 Fetterly)
     wrap: bool = False  # wrap the shingle window around the page end (Fetterly)
+    resemblance_threshold: float = 0.63  # lsh: near-duplicate at resemblance (Jaccard) >= this
+    containment_threshold: float = 0.96  # lsh: ... or at containment of the smaller page >= this
+    lsh_bands: int = 40  # lsh: candidates share one of this many bands ...
+    lsh_rows: int = 3  # ... of this many min-hashes each (the S-curve: docs/neardup.md)
     b_threshold: int = 1  # B-similar: at least this many of 6 supershingles equal
     c_threshold: int = 355  # C-similar: at least this many of 384 simhash bits agree
     combined_c_threshold: int = 328  # combined: B-similar and C-similarity at least this
@@ -39,7 +47,14 @@ class NearDupConfig(JobConfig):
             raise ConfigError(f"--algorithm {self.algorithm!r}: use one of {', '.join(ALGORITHMS)}")
         if not isinstance(self.wrap, bool):
             raise ConfigError(f"--wrap must be true or false, got {self.wrap!r}")
-        for name, low in (("k", 1), ("b_threshold", 1), ("c_threshold", 1), ("combined_c_threshold", 0),
+        for name in ("resemblance_threshold", "containment_threshold"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+                raise ConfigError(f"--{name.replace('_', '-')} must be a number in (0, 1], got {value!r}")
+        if isinstance(self.lsh_bands, int) and isinstance(self.lsh_rows, int) and self.lsh_bands * self.lsh_rows > 1024:
+            raise ConfigError(f"--lsh-bands x --lsh-rows = {self.lsh_bands * self.lsh_rows} min-hashes per page: "
+                              "use at most 1024")
+        for name, low in (("k", 1), ("lsh_bands", 1), ("lsh_rows", 1), ("b_threshold", 1), ("c_threshold", 1), ("combined_c_threshold", 0),
                           ("bucket_cap", 2), ("cc_checkpoint_every", 1), ("cc_max_rounds", 1), ("top", 0)):
             check_int(name, getattr(self, name), low)
         if self.b_threshold > 6:

@@ -1,4 +1,5 @@
-"""Per-page fingerprints of both algorithms, from one pass over the page's terms."""
+"""Per-page fingerprints, from one pass over the page's terms: Henzinger's supershingles and
+simhash (algorithms B, C, combined), or the shingle set and its LSH bands (lsh)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from quiltdetect.neardup.lsh import band_keys
 from quiltdetect.neardup.shingles import shingles
 from quiltdetect.neardup.simhash import pieces, simhash
 from quiltdetect.neardup.supershingles import supershingles
@@ -41,3 +43,19 @@ def fingerprint_row(text: str | None, url: str | None, images: Iterable[str] | N
     if fp.n_terms == 0:
         return 0, None, None, None
     return fp.n_terms, signed(fp.supershingles), signed(fp.simhash), pieces(fp.simhash, n_pieces).tolist()
+
+
+def shingle_set(text: str | None, url: str | None = None, images: Iterable[str] | None = None,
+                *, k: int = 4, wrap: bool = False) -> np.ndarray:
+    """The page's set of k-term shingles: uint64, sorted, unique (empty without terms)."""
+    return shingles(term_hashes(page_terms(text, url, images)), k, wrap=wrap)
+
+
+def lsh_row(text: str | None, url: str | None, images: Iterable[str] | None, k: int, wrap: bool,
+            bands: int, rows: int) -> tuple[int, list[int] | None, list[int] | None]:
+    """(n_terms, shingle set, band keys) as Spark longs; Nones for a page without terms."""
+    hashes = term_hashes(page_terms(text, url, images))
+    if hashes.shape[0] == 0:
+        return 0, None, None
+    s = shingles(hashes, k, wrap=wrap)
+    return int(hashes.shape[0]), signed(s), signed(band_keys(s, bands, rows))

@@ -14,7 +14,7 @@ from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs
+from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs, pair_columns
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,9 @@ log = logging.getLogger(__name__)
 def near_duplicate_clusters(spark: SparkSession, docs: DataFrame, cfg: NearDupConfig,
                             metrics: RunMetrics) -> tuple[DataFrame, DataFrame]:
     """(pairs on doc_keys, clusters as (doc_key, cluster_key)) of a document table; both persisted."""
-    with metrics.stage(spark, "fingerprints", f"terms, {cfg.k}-shingles, supershingles, simhash") as counts:
+    what = (f"terms, {cfg.k}-shingles, {cfg.lsh_bands} bands of {cfg.lsh_rows} min-hashes" if cfg.algorithm == "lsh"
+            else f"terms, {cfg.k}-shingles, supershingles, simhash")
+    with metrics.stage(spark, "fingerprints", what) as counts:
         fps = fingerprints(docs, cfg).persist(SPILL)
         row = fps.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
         counts["documents"] = int(row[0])
@@ -64,13 +66,13 @@ def collapse_near_duplicates(spark: SparkSession, docs: DataFrame, metrics: RunM
     return kept
 
 
-def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame) -> None:
+def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
     """pairs/ and clusters/ with doc_id strings (the edges of the dataflow use doc_keys)."""
     with run.metrics.stage(run.spark, "write", "pairs/ and clusters/ with doc_ids") as counts:
         ids = docs.select("doc_key", "doc_id")
         named = (pairs.join(ids.withColumnRenamed("doc_key", "a").withColumnRenamed("doc_id", "doc_id_a"), on="a")
                  .join(ids.withColumnRenamed("doc_key", "b").withColumnRenamed("doc_id", "doc_id_b"), on="b")
-                 .select("doc_id_a", "doc_id_b", "b_similarity", "c_similarity", "same_site"))
+                 .select("doc_id_a", "doc_id_b", *pair_columns(algorithm)))
         counts["pairs"] = run.out.write_table(named.orderBy("doc_id_a", "doc_id_b"), "pairs").count()
         sizes = clusters.groupBy("cluster_key").agg(F.count(F.lit(1)).cast("int").alias("cluster_size"))
         table = (clusters.join(sizes, on="cluster_key").join(ids, on="doc_key")
@@ -116,7 +118,7 @@ class NearDupJob(Job[NearDupConfig]):
     def compute(self, run: JobRun) -> None:
         docs = run.docs()
         pairs, clusters = near_duplicate_clusters(run.spark, docs, self.cfg, run.metrics)
-        write_outputs(run, docs, pairs, clusters)
+        write_outputs(run, docs, pairs, clusters, self.cfg.algorithm)
         write_kept(run, docs, clusters)
         pairs.unpersist()
         clusters.unpersist()
@@ -126,6 +128,9 @@ class NearDupJob(Job[NearDupConfig]):
 
     def headline(self, result: JobResult) -> str:
         cfg = self.cfg
+        if cfg.algorithm == "lsh":
+            return (f"neardup (algorithm=lsh, k={cfg.k}, resemblance>={cfg.resemblance_threshold} or containment>="
+                    f"{cfg.containment_threshold}, {cfg.lsh_bands} bands x {cfg.lsh_rows} rows)")
         return (f"neardup (algorithm={cfg.algorithm}, k={cfg.k}, b>={cfg.b_threshold}, c>={cfg.c_threshold},"
                 f" combined c>={cfg.combined_c_threshold})")
 

@@ -1,10 +1,11 @@
-"""Candidate pairs from equal supershingles / simhash pieces, verified exactly (Spark).
+"""Candidate pairs from equal LSH bands / supershingles / simhash pieces, verified exactly (Spark).
 
-Pages sharing a bucket (same supershingle at the same index, or same simhash piece at the same
-index) are candidates. A bucket of more than ``cap`` pages (boilerplate, empty templates) is
+Pages sharing a bucket (same LSH band, supershingle or simhash piece at the same index) are
+candidates. A bucket of more than ``cap`` pages (boilerplate, empty templates) is
 never expanded into all its pairs: it is counted and gives star edges from its smallest page
 to every other, which keep its pages connected for clustering. Every candidate is verified by
-joining both pages' fingerprints and computing B- and C-similarity exactly.
+joining both pages' fingerprints and computing exactly what the algorithm decides on: B- and
+C-similarity, or (lsh) resemblance and containment of the two shingle sets.
 """
 
 from __future__ import annotations
@@ -18,15 +19,27 @@ from pyspark.sql import functions as F
 
 from quiltdetect.ingest.urls import site_of
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.fingerprints import fingerprint_row
+from quiltdetect.neardup.fingerprints import fingerprint_row, lsh_row
 from quiltdetect.neardup.simhash import n_pieces
 
 FINGERPRINT_SCHEMA = ("doc_key long, site string, n_terms int, supershingles array<long>, "
                       "simhash array<long>, pieces array<long>")
+LSH_SCHEMA = "doc_key long, site string, n_terms int, shingles array<long>, bands array<long>"
+# The columns of pairs/ (besides the two documents) per algorithm.
+PAIR_COLUMNS = {"lsh": ("resemblance", "containment", "same_site")}
+HENZINGER_COLUMNS = ("b_similarity", "c_similarity", "same_site")
+
+
+def pair_columns(algorithm: str) -> tuple[str, ...]:
+    """What a pair row of this algorithm carries besides its two documents."""
+    return PAIR_COLUMNS.get(algorithm, HENZINGER_COLUMNS)
 
 
 def fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
-    """One row per page: doc_key, Henzinger site, n_terms, supershingles, simhash, simhash pieces."""
+    """One row per page: doc_key, Henzinger site, n_terms, and the algorithm's fingerprints
+    (supershingles, simhash, simhash pieces; for lsh the shingle set and its band keys)."""
+    if cfg.algorithm == "lsh":
+        return lsh_fingerprints(docs, cfg)
     k, wrap, count = cfg.k, cfg.wrap, n_pieces(cfg.c_threshold)
 
     def batches(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -39,6 +52,21 @@ def fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
                                 "pieces": list(pc)})
 
     return docs.select("doc_key", "url", "host", "text", "images").mapInPandas(batches, FINGERPRINT_SCHEMA)
+
+
+def lsh_fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
+    """doc_key, site, n_terms, shingles (the set), bands (lsh_bands band keys) per page."""
+    k, wrap, bands, rows = cfg.k, cfg.wrap, cfg.lsh_bands, cfg.lsh_rows
+
+    def batches(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for frame in frames:
+            out = [lsh_row(t, u, None if i is None else list(i), k, wrap, bands, rows)
+                   for t, u, i in zip(frame["text"], frame["url"], frame["images"], strict=True)]
+            n_terms, sets, keys = zip(*out, strict=True) if out else ((), (), ())
+            yield pd.DataFrame({"doc_key": frame["doc_key"], "site": [site_of(h or "") for h in frame["host"]],
+                                "n_terms": list(n_terms), "shingles": list(sets), "bands": list(keys)})
+
+    return docs.select("doc_key", "url", "host", "text", "images").mapInPandas(batches, LSH_SCHEMA)
 
 
 def bucket_candidates(features: DataFrame, cap: int) -> tuple[DataFrame, DataFrame]:
@@ -86,11 +114,34 @@ def verify(candidates: DataFrame, fps: DataFrame) -> DataFrame:
     )
 
 
+def verify_lsh(candidates: DataFrame, fps: DataFrame) -> DataFrame:
+    """(a, b, resemblance, containment, same_site) of candidate pairs, exact on the shingle sets.
+
+    Both are a double division of integer counts, as ``lsh.resemblance_containment`` computes.
+    """
+    left = fps.select(F.col("doc_key").alias("a"), F.col("site").alias("site_a"), F.col("shingles").alias("s_a"))
+    right = fps.select(F.col("doc_key").alias("b"), F.col("site").alias("site_b"), F.col("shingles").alias("s_b"))
+    common = F.size(F.array_intersect("s_a", "s_b")).cast("double")
+    n_a, n_b = F.size("s_a").cast("double"), F.size("s_b").cast("double")
+    return candidates.join(left, on="a").join(right, on="b").select(
+        "a", "b",
+        (common / (n_a + n_b - common)).alias("resemblance"),
+        (common / F.least(n_a, n_b)).alias("containment"),
+        ((F.col("site_a") == F.col("site_b")) & (F.col("site_a") != "")).alias("same_site"),
+    )
+
+
 def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, Any]) -> DataFrame:
     """The near-duplicate pairs of the configured algorithm, on doc_keys (a < b).
 
     ``counts`` receives the bucket counts (capped buckets and the pairs they did not expand).
     """
+    if cfg.algorithm == "lsh":
+        cands, buckets = bucket_candidates(exploded(fps, "bands"), cfg.bucket_cap)
+        _count_buckets(buckets, cfg.bucket_cap, counts, "lsh")
+        verified = verify_lsh(cands, fps)
+        return verified.where((F.col("resemblance") >= F.lit(float(cfg.resemblance_threshold)))
+                              | (F.col("containment") >= F.lit(float(cfg.containment_threshold))))
     parts: list[DataFrame] = []
     b_t, c_t, cc_t = cfg.b_threshold, cfg.c_threshold, cfg.combined_c_threshold
     if cfg.algorithm in ("b", "combined", "combined-sites"):

@@ -1,7 +1,8 @@
 """Plain in-memory near-duplicates of definitions §2, the oracle of the parity tests.
 
 All pairs of pages are compared (no buckets, no caps): a pair is reported when the algorithm's
-definition holds for its exact B- and C-similarity; clusters come from a union-find.
+definition holds for its exact B- and C-similarity, or (lsh) when the two pages share an LSH
+band and their exact resemblance or containment passes; clusters come from a union-find.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from quiltdetect.ingest.urls import host_of, site_of
+from quiltdetect.neardup import lsh
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.fingerprints import fingerprint
+from quiltdetect.neardup.fingerprints import fingerprint, shingle_set
 from quiltdetect.neardup.simhash import c_similarity
 from quiltdetect.neardup.supershingles import b_similarity
 
@@ -36,8 +38,11 @@ def is_near_duplicate(cfg: NearDupConfig, b: int, c: int, same_site: bool) -> bo
     return combined if same_site else c >= cfg.c_threshold
 
 
-def reference_pairs(docs: list[RefDoc], cfg: NearDupConfig) -> dict[tuple[str, str], tuple[int, int, bool]]:
-    """(doc_id_a, doc_id_b) with a < b -> (b_similarity, c_similarity, same_site)."""
+def reference_pairs(docs: list[RefDoc], cfg: NearDupConfig) -> dict[tuple[str, str], tuple]:
+    """(doc_id_a, doc_id_b) with a < b -> (b_similarity, c_similarity, same_site), or for lsh
+    (resemblance, containment, same_site)."""
+    if cfg.algorithm == "lsh":
+        return reference_lsh_pairs(docs, cfg)
     prints = {d.doc_id: fingerprint(d.text, d.url, d.images, k=cfg.k, wrap=cfg.wrap) for d in docs}
     sites = {d.doc_id: site_of(host_of(d.url)) for d in docs}
     out = {}
@@ -50,6 +55,21 @@ def reference_pairs(docs: list[RefDoc], cfg: NearDupConfig) -> dict[tuple[str, s
         same = sites[x] == sites[y] and sites[x] != ""
         if is_near_duplicate(cfg, b, c, same):
             out[(x, y)] = (b, c, same)
+    return out
+
+
+def reference_lsh_pairs(docs: list[RefDoc], cfg: NearDupConfig) -> dict[tuple[str, str], tuple[float, float, bool]]:
+    """The lsh algorithm over all pairs: shares a band, then the exact rule."""
+    sets = {d.doc_id: shingle_set(d.text, d.url, d.images, k=cfg.k, wrap=cfg.wrap) for d in docs}
+    keys = {x: lsh.band_keys(s, cfg.lsh_bands, cfg.lsh_rows) for x, s in sets.items()}
+    sites = {d.doc_id: site_of(host_of(d.url)) for d in docs}
+    out = {}
+    for x, y in combinations(sorted(sets), 2):
+        if not lsh.is_candidate(keys[x], keys[y]):
+            continue
+        r, c = lsh.resemblance_containment(sets[x], sets[y])
+        if lsh.is_near_duplicate(r, c, cfg.resemblance_threshold, cfg.containment_threshold):
+            out[(x, y)] = (r, c, sites[x] == sites[y] and sites[x] != "")
     return out
 
 

@@ -33,26 +33,34 @@ MINHASH_MULTIPLIERS = selector_seeds(N_MINHASH, MINHASH_SEED + 2) | np.uint64(1)
 SUPERSHINGLE_SEEDS = selector_seeds(N_SUPERSHINGLES, MINHASH_SEED + 1)  # uint64 (6,)
 
 
-def minvalues(shingle_set: np.ndarray) -> np.ndarray:
-    """The 84 minvalues of a non-empty shingle set: uint64 (84,)."""
+def minvalues(shingle_set: np.ndarray, seeds: np.ndarray = MINHASH_SEEDS,
+              multipliers: np.ndarray = MINHASH_MULTIPLIERS) -> np.ndarray:
+    """The minvalues of a non-empty shingle set under each selector (x ^ s_i) * a_i:
+    uint64 (84,) with the supershingle selectors, or as many as ``seeds`` has."""
     if shingle_set.shape[0] == 0:
         raise ValueError("minvalues of an empty shingle set")
-    out = np.full(N_MINHASH, np.iinfo(np.uint64).max, dtype=np.uint64)
+    out = np.full(seeds.shape[0], np.iinfo(np.uint64).max, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for start in range(0, shingle_set.shape[0], CHUNK):
-            block = (shingle_set[None, start : start + CHUNK] ^ MINHASH_SEEDS[:, None]) * MINHASH_MULTIPLIERS[:, None]
+            block = (shingle_set[None, start : start + CHUNK] ^ seeds[:, None]) * multipliers[:, None]
             np.minimum(out, block.min(axis=1), out=out)
     return out
 
 
-def supershingles_of(minvals: np.ndarray) -> np.ndarray:
-    """Supershingles of minvalue rows: uint64 (d, 84) -> uint64 (d, 6) (also 1-D (84,) -> (6,))."""
-    runs = minvals.reshape(*minvals.shape[:-1], N_SUPERSHINGLES, RUN)
+def runs_of(minvals: np.ndarray, n_runs: int, seeds: np.ndarray) -> np.ndarray:
+    """One fingerprint per run of consecutive minvalues (a chained fmix64 seeded by the run's
+    seed): uint64 (..., n_runs * r) -> uint64 (..., n_runs). Supershingles and LSH bands."""
+    runs = minvals.reshape(*minvals.shape[:-1], n_runs, minvals.shape[-1] // n_runs)
     with np.errstate(over="ignore"):
-        acc = fmix64(runs[..., 0] ^ SUPERSHINGLE_SEEDS)
-        for j in range(1, RUN):
+        acc = fmix64(runs[..., 0] ^ seeds)
+        for j in range(1, runs.shape[-1]):
             acc = fmix64((acc * _MIX) ^ runs[..., j])
     return acc
+
+
+def supershingles_of(minvals: np.ndarray) -> np.ndarray:
+    """Supershingles of minvalue rows: uint64 (d, 84) -> uint64 (d, 6) (also 1-D (84,) -> (6,))."""
+    return runs_of(minvals, N_SUPERSHINGLES, SUPERSHINGLE_SEEDS)
 
 
 def supershingles(shingle_set: np.ndarray) -> np.ndarray | None:
