@@ -67,3 +67,30 @@ def test_domain_of_composes_with_host_of():
 )
 def test_site_of(host, site):
     assert site_of(host) == site
+
+
+@pytest.mark.spark
+def test_source_names_in_spark_sql_equal_source_name(spark):
+    """The SQL form of ``source_name`` (ingest reads tables without a Python worker for it) gives
+    the same path for every file URI, including odd ones."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from pyspark.sql import functions as F
+
+    from quiltdetect.ingest.read import source_name, source_names
+
+    fixed = ["file:/a/b.parquet", "file:///a/b c.parquet", "file://host/a/b", "file:rel/x", "file:/a?b#c",
+             "file:/tab\there", "file:/new\nline", "hdfs://nn/a/b", "s3a://bucket/k", "/plain/path", "", "file:"]
+    alphabet = st.sampled_from(list("file:/?#\t\n\r %ab.é") + ["file:", "//", "file://"])
+    samples: list[str] = []
+
+    @settings(max_examples=300, database=None)
+    @given(st.lists(alphabet, max_size=12).map("".join))
+    def collect(s):
+        samples.append(s)
+
+    collect()
+    values = fixed + samples
+    frame = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i int, p string")
+    got = {r["i"]: r["s"] for r in frame.select("i", source_names(F.col("p")).alias("s")).collect()}
+    assert [got[i] for i in range(len(values))] == [source_name(v) for v in values]

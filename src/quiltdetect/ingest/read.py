@@ -226,11 +226,20 @@ def _hosts(urls: pd.Series) -> pd.DataFrame:
     return pd.DataFrame({"host": host_col, "domain": domain_col})
 
 
-@F.pandas_udf(StringType())
-def _source_names(paths: pd.Series) -> pd.Series:
-    """``source_name`` of each input file name (a handful of distinct values per batch)."""
-    memo: dict[str, str] = {}
-    return pd.Series([memo.setdefault(p, source_name(p)) if isinstance(p, str) else p for p in paths])
+def source_names(paths: Column) -> Column:
+    """``source_name`` of each input file name, in Spark SQL (no Python worker): a ``file:`` URI
+    becomes its path (what ``urlsplit`` gives: tabs and line breaks dropped, the authority and
+    any ``?`` / ``#`` part left out), any other URI stays as it is. ``tests/test_ingest_urls.py``
+    checks it equals ``source_name``."""
+    uri = F.regexp_replace(paths, "[\t\r\n]", "")
+    return (F.when(paths.startswith("file:"), F.regexp_extract(uri, r"^file:(?://[^/?#]*)?([^?#]*)", 1))
+            .when(paths.isNotNull(), paths))  # (a nullable column, as the table's schema has always said)
+
+
+def without_nul(text: Column) -> Column:
+    """NUL characters as spaces; ``translate`` copies every text, so only texts holding one
+    (almost none) go through it."""
+    return F.when(F.instr(text, "\u0000") > 0, F.translate(text, "\u0000", " ")).otherwise(text)
 
 
 def table_rows(table: DataFrame) -> DataFrame:
@@ -253,7 +262,7 @@ def table_rows(table: DataFrame) -> DataFrame:
         "domain": hosts["domain"],
         "ip": F.col("ip"),
         "text": F.col("text"),
-        "source": _source_names(F.col("source")),
+        "source": source_names(F.col("source")),
         "decode_errors": F.col("decode_errors"),
         "skip_reason": reason,
         "skip_detail": F.col("bad_type"),
@@ -289,7 +298,7 @@ def _table_columns(table: DataFrame) -> list:
             repaired.append(F.coalesce(~F.is_valid_utf8(value), F.lit(False)))
             value = F.make_valid_utf8(value)
         if name == "text":
-            value = F.translate(value, "\u0000", " ")
+            value = without_nul(value)
         cols.append(value.alias(name))
     flag = F.lit(False)
     for r in repaired:
@@ -317,7 +326,7 @@ def document_table_rows(table: DataFrame) -> DataFrame:
             flag = flag | F.coalesce(~F.is_valid_utf8(cols[f.name]), F.lit(False))
             cols[f.name] = F.make_valid_utf8(cols[f.name])
     cols["decode_errors"] = flag
-    cols["text"] = F.translate(cols["text"], "\u0000", " ")
+    cols["text"] = without_nul(cols["text"])
     cols = [cols[n].alias(n) for n in names]
     rows = table.select(*cols)
     reason = (F.when(F.col("doc_id").isNull() | (F.col("doc_id") == ""), F.lit(SKIP_MISSING_ID))
