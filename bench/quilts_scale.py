@@ -22,8 +22,10 @@ In the same run it also times
 * ``--warc-pages N``: ingestion from WARC (the same generator, written as WARC);
 * ``--skew-pages N``: two skewed corpora derived from the N-page one: one where a boilerplate
   line (hence its 5-grams) occurs in every page, one where 1 % of pages are 100x longer;
-* ``--only neardup`` (opt-in): the near-duplicate job on the same corpora, at its default (lsh)
-  and at ``--preset henzinger-calibrated`` (the default before lsh), each in its own process.
+* ``--only neardup|phrases|reuse|mwo|sweep`` (opt-in, repeatable): the other analyses on the
+  same corpora, each in its own process through the console command (``JOB_MODES``): neardup at
+  its default (lsh) and at ``--preset henzinger-calibrated`` (the default before lsh), phrases,
+  reuse discover, mwo index and mwo join at t = 0.8, the sweep's default grid.
 
 Load on this shared 2-core machine varies; every record carries ``uptime``'s load averages.
 """
@@ -233,22 +235,22 @@ def stage_cpu(timeline: list[tuple[float, float]], start: float, stages: dict) -
     return out
 
 
-# Job modes of the harness: (command, extra options, config builder, Job class).
-JOB_MODES = ("quilts", "neardup", "neardup-henzinger")
-
-
-def job_mode(mode: str):
-    if mode == "quilts":
-        from quiltdetect.quilts.cli import quilt_config
-        from quiltdetect.quilts.job import QuiltsJob
-
-        return "quilts", [], quilt_config, QuiltsJob
-    from quiltdetect.neardup.cli import neardup_config
-    from quiltdetect.neardup.job import NearDupJob
-
-    # neardup: the shipped default (lsh); neardup-henzinger: the default before it
-    return "neardup", (["--preset", "henzinger-calibrated"] if mode == "neardup-henzinger" else []), \
-        neardup_config, NearDupJob
+# Job modes of the harness: the console command's words and options for each (the same code
+# path as `quiltdetect ...`). neardup is the shipped default (lsh), neardup-henzinger the
+# default before it; mwo-join at t = 0.8, the issue's working point; sweep the default grid.
+JOB_MODES: dict[str, list[str]] = {
+    "quilts": ["quilts", "--top", "0"],
+    "neardup": ["neardup", "--top", "0"],
+    "neardup-henzinger": ["neardup", "--preset", "henzinger-calibrated", "--top", "0"],
+    "phrases": ["phrases", "--top", "0"],
+    "reuse": ["reuse", "discover", "--top", "0"],
+    "mwo-index": ["mwo", "index", "--top", "0"],
+    "mwo-join": ["mwo", "join", "-t", "0.8", "--top", "0"],
+    "sweep": ["sweep"],
+}
+# --only NAME runs these modes at every size
+ONLY_GROUPS = {"quilts": ["quilts"], "neardup": ["neardup", "neardup-henzinger"], "phrases": ["phrases"],
+               "reuse": ["reuse"], "mwo": ["mwo-index", "mwo-join"], "sweep": ["sweep"]}
 
 
 def run_one(args: argparse.Namespace) -> None:
@@ -286,22 +288,24 @@ def run_one(args: argparse.Namespace) -> None:
         finally:
             spark.stop()
     else:
-        from quiltdetect.cli import build_parser
-        from quiltdetect.options import start_job
+        from pyspark.sql import SparkSession
 
-        command, extra, configure, job_class = job_mode(args.mode)
-        cli = [command, "--input", args.input, "--output", args.output, "--overwrite", "--top", "0", *extra]
+        from quiltdetect.cli import main as console
+
+        cli = [*JOB_MODES[args.mode], "--input", args.input, "--output", args.output, "--overwrite", "-q"]
         for item in spark_conf:
             cli += ["--set", item]
-        cfg = configure(build_parser().parse_args(cli))
-        spark = start_job("quiltdetect-bench", cfg, local=True)
+        if console(cli) != 0:
+            raise SystemExit(f"quiltdetect {' '.join(cli)} failed")
+        spark = SparkSession.getActiveSession()
         try:
-            t_job = time.perf_counter()
-            result = job_class.run(spark, cfg)
             out["seconds"] = round(time.perf_counter() - t0, 3)
-            out["stage_seconds"] = {k: v.get("seconds") for k, v in result.metrics.stages.items()}
-            out["counts"] = {k: {c: v for c, v in s.items() if c != "seconds"} for k, s in result.metrics.stages.items()}
-            out["quilts"] = result.metrics.stages.get("quilts", {}).get("quilts")
+            metrics = json.loads((Path(args.output) / "metrics.json").read_text())
+            t_job = time.perf_counter() - metrics["total_seconds"]  # when the job's first stage began
+            stages = metrics["stages"]
+            out["stage_seconds"] = {k: v.get("seconds") for k, v in stages.items()}
+            out["counts"] = {k: {c: v for c, v in st.items() if c != "seconds"} for k, st in stages.items()}
+            out["quilts"] = stages.get("quilts", {}).get("quilts")
             out["stage_cpu_seconds"] = stage_cpu(sampler.timeline, t_job, out["stage_seconds"])
             # the job's own driver peak, before the REST figures below parse large JSON here
             out["driver_python_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -388,7 +392,10 @@ def plot(results: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for key, label in (("quilts", "quiltdetect quilts"), ("naive", "straightforward port (fig. 5)")):
+    labels = {"naive": "straightforward port (fig. 5)", "neardup-henzinger": "neardup, henzinger-calibrated",
+              "mwo-join": "mwo join, t = 0.8"}
+    for key in dict.fromkeys(["quilts", "naive", *JOB_MODES]):
+        label = labels.get(key, " ".join(w for w in JOB_MODES.get(key, [key]) if not w.startswith("-") and w != "0"))
         pts = sorted((r["pages"], r["seconds"]) for r in results["runs"] if r["mode"] == key)
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
@@ -402,7 +409,7 @@ def plot(results: dict, path: Path) -> None:
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    ax.set_title("quilt job: time against corpus size")
+    ax.set_title("time against corpus size, each job in its own process")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -439,8 +446,10 @@ def main() -> None:
     ap.add_argument("--skew-pages", type=int, default=25000, help="skewed corpora size (0: skip)")
     ap.add_argument("--driver-memory", default="3g")
     ap.add_argument("--set", action="append", default=[], help="extra Spark/quilt settings KEY=VALUE")
-    ap.add_argument("--only", choices=["quilts", "naive", "neardup", "kernel", "warc", "skew"], action="append",
-                    help="neardup: the near-duplicate job (default and henzinger-calibrated) beside quilts")
+    ap.add_argument("--only", choices=[*ONLY_GROUPS, "naive", "kernel", "warc", "skew"], action="append",
+                    help="what to run (repeatable; default: quilts, naive, kernel, warc, skew); neardup (default "
+                         "and henzinger-calibrated), phrases, reuse (discover), mwo (index, join at t = 0.8) and "
+                         "sweep (default grid) run beside quilts at every size")
     args = ap.parse_args()
     if args.cmd == "one":
         run_one(args)
@@ -466,8 +475,10 @@ def main() -> None:
         if "quilts" in only:
             res = child("quilts", path, args.work / f"q{n}", args.work / f"q{n}.json", args)
             record(f"quilts parquet {n}", "quilts", meta, res)
-        if "neardup" in only:
-            for mode in ("neardup", "neardup-henzinger"):
+        for group, modes in ONLY_GROUPS.items():
+            if group == "quilts" or group not in only:
+                continue
+            for mode in modes:
                 res = child(mode, path, args.work / f"{mode}{n}", args.work / f"{mode}{n}.json", args)
                 record(f"{mode} parquet {n}", mode, meta, res)
         if "naive" in only and n <= args.port_max:
