@@ -16,10 +16,16 @@ from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.mwo.filtering import (
     EPS,
+    extended_prefix,
     mwo,
+    mwo_batch,
     paper_prefix_length,
     positional_bound,
+    positional_bounds,
+    prefix_block,
     prefix_length,
+    shared_prefix_candidates,
+    shares_enough,
     suffix_weights,
 )
 from quiltdetect.mwo.reference import brute_force_pairs, mwo_of
@@ -153,6 +159,74 @@ def test_filters_never_drop_a_pair_that_brute_force_accepts(records, t):
                 assert positional_bound(ia, wa, ib, wb, t) >= t - EPS
 
 
+@settings(max_examples=300, deadline=None)
+@given(weighted_corpus(), st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.75, 0.9, 1.0]), st.integers(1, 6))
+def test_ell_prefix_filter_never_drops_a_pair(records, t, ell):
+    """Pairs with MWO >= t share min(l_a, l_b) extended-prefix terms, and the bound over
+    extended prefixes still bounds MWO; the batch kernel equals ``mwo`` bit for bit."""
+    _, canon = canonical(records)
+    truth = brute_force_pairs(records, t)
+    ids = sorted(records)
+    pairs = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]]
+    for a, b in pairs:
+        (ia, wa), (ib, wb) = canon[a], canon[b]
+        value = mwo(ia, wa, ib, wb)
+        (n_a, _), (n_b, _) = extended_prefix(wa, t, ell), extended_prefix(wb, t, ell)
+        if set(ia[:n_a].tolist()) & set(ib[:n_b].tolist()):
+            assert positional_bound(ia, wa, ib, wb, t, ell) >= value - EPS
+        if (a, b) in truth:
+            assert shares_enough(ia, wa, ib, wb, t, ell), (a, b, t, ell)
+            assert positional_bound(ia, wa, ib, wb, t, ell) >= t - EPS
+    if pairs:
+        side = [[canon[a] for a, _ in pairs], [canon[b] for _, b in pairs]]
+        offsets = [np.concatenate(([0], np.cumsum([len(i) for i, _ in s]))) for s in side]
+        kept, values = mwo_batch(offsets[0], np.concatenate([i for i, _ in side[0]]),
+                                 np.concatenate([w for _, w in side[0]]), offsets[1],
+                                 np.concatenate([i for i, _ in side[1]]), np.concatenate([w for _, w in side[1]]), t)
+        assert {pairs[k]: v for k, v in zip(kept.tolist(), values.tolist(), strict=True)} == truth
+
+
+@settings(max_examples=200, deadline=None)
+@given(weighted_corpus(), st.sampled_from([0.0, 0.3, 0.5, 0.8, 1.0]), st.integers(1, 6), st.integers(1, 4))
+def test_block_filters_equal_the_pairwise_ones(records, t, ell, block_size):
+    """Blocks of records: the sparse-product l-prefix filter and the vectorised positional bound
+    select exactly the pairs ``shares_enough`` and ``positional_bound`` select, pair by pair."""
+    order, canon = canonical(records)
+    ids = sorted(records)
+    blocks = [ids[i:i + block_size] for i in range(0, len(ids), block_size)]
+    built = [prefix_block([canon[d][1] for d in blk], [canon[d][0] for d in blk], t, ell) for blk in blocks]
+    got, want = set(), set()
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            (ia, wa), (ib, wb) = canon[a], canon[b]
+            if shares_enough(ia, wa, ib, wb, t, ell) and positional_bound(ia, wa, ib, wb, t, ell) >= t - EPS:
+                want.add((a, b))
+    for x, (blk_a, arr_a) in enumerate(zip(blocks, built, strict=True)):
+        for blk_b, arr_b in list(zip(blocks, built, strict=True))[x:]:
+            same = blk_a is blk_b
+            rows_a, rows_b, _ = shared_prefix_candidates(arr_a["offsets"], arr_a["terms"], arr_a["ells"],
+                                                         arr_b["offsets"], arr_b["terms"], arr_b["ells"],
+                                                         len(order), same)
+            bound = positional_bounds(arr_a["offsets"], arr_a["terms"], arr_a["weights"], arr_a["afters"],
+                                      arr_b["offsets"], arr_b["terms"], arr_b["weights"], arr_b["afters"],
+                                      rows_a, rows_b)
+            for ra, rb, value in zip(rows_a.tolist(), rows_b.tolist(), bound.tolist(), strict=True):
+                pa_, pb_ = canon[blk_a[ra]], canon[blk_b[rb]]
+                assert value == pytest.approx(positional_bound(*pa_, *pb_, t, ell), abs=1e-12)
+                if value >= t - EPS:
+                    got.add((blk_a[ra], blk_b[rb]))
+    assert got == want
+    assert set(brute_force_pairs(records, t)) <= got
+
+
+def test_ell_prefix_lengths():
+    w = np.array([0.1, 0.2, 0.3, 0.4])  # rem = 1.0, 0.9, 0.7, 0.4
+    assert extended_prefix(w, 0.5, 1) == (prefix_length(w, 0.5), 1) == (3, 1)
+    assert extended_prefix(w, 0.5, 2) == (4, 2)  # rem >= 0.5 - 0.4 everywhere
+    assert extended_prefix(w, 0.5, 3) == (4, 2)  # 0.4 + 0.3 >= 0.5: such a pair may share only 2 terms
+    assert extended_prefix(w, 0.0, 5) == (4, 1)  # t = 0: one shared term suffices
+
+
 def test_paper_count_prefix_is_lossy_for_mwo():
     """Why the shipped filters bound weights: the paper's count prefix drops a true pair."""
     # r: nine rare light terms and one heavy common term h; s shares only h (last in the order)
@@ -170,12 +244,13 @@ def test_paper_count_prefix_is_lossy_for_mwo():
 def test_conf_file_equals_dataclass_defaults():
     conf = yaml.safe_load((REPO / "conf" / "mwo.yaml").read_text())
     defaults = {f.name: f.default for f in dataclasses.fields(MwoConfig) if f.name in conf}
-    assert set(conf) == {"t", "min_weight_ratio", "index_threshold", "top"}
+    assert set(conf) == {"t", "min_weight_ratio", "index_threshold", "shared_prefix_terms", "block_size", "top"}
     assert conf == defaults
 
 
 @pytest.mark.parametrize("key,value", [("t", 1.5), ("t", "x"), ("index_threshold", -0.1),
-                                       ("min_weight_ratio", -1), ("top", -1)])
+                                       ("min_weight_ratio", -1), ("top", -1), ("shared_prefix_terms", 0),
+                                       ("block_size", 0)])
 def test_bad_options_name_themselves(key, value):
     cfg = merge_settings(MwoConfig, {"inputs": ["x"], "output": "y", key: value})
     with pytest.raises(ConfigError, match=key.replace("_", "-") if key != "t" else "-t"):

@@ -18,7 +18,7 @@ import pytest
 from quiltdetect.common.config import merge_settings
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.mwo.job import MwoJoinJob
-from quiltdetect.mwo.join import positional_candidates, prefix_candidates, verified_pairs
+from quiltdetect.mwo.join import block_pairs, block_rdd, prefix_blocks, survivors, verified_pairs
 from quiltdetect.mwo.query import MwoIndex
 from quiltdetect.mwo.reference import brute_force_pairs, brute_force_query
 from quiltdetect.mwo.rendering import PageFields, render
@@ -92,17 +92,21 @@ def test_join_equals_brute_force(spark, built):
     assert stages["verify"]["pairs"] == len(truth)
     assert stages["render"]["records"] == len(records)
     assert stages["render"]["documents_without_terms"] == len(rows) - len(records) > 0
-    assert stages["prefix"]["candidates"] >= stages["positional"]["candidates"] >= len(truth)
-    assert stages["prefix"]["candidates"] < stages["prefix"]["all_pairs"]
+    prefix = stages["prefix"]
+    assert prefix["all_pairs"] > prefix["sharing_a_term"] >= prefix["candidates"] >= prefix["positional"] >= len(truth)
     assert result.report["top_pairs"][0]["mwo"] == max(truth.values())
 
 
-@pytest.mark.parametrize("t", [0.35, 1.0])
-def test_join_at_other_thresholds(spark, built, t):
+@pytest.mark.parametrize(("t", "ell", "block_size"), [(0.35, 1, 7), (0.35, 4, 1000), (0.8, 8, 3), (1.0, 2, 50)])
+def test_join_at_other_thresholds(spark, built, t, ell, block_size):
+    """Lossless at every threshold, every l of the l-prefix filter (1 = the plain prefix) and
+    every block size (3: nearly every pair meets across blocks, 1000: all in one block)."""
     _, records, cfg, _ = built
     canon = spark.read.parquet(str(Path(cfg.output) / "records"))
-    postings = spark.read.parquet(str(Path(cfg.output) / "postings"))
-    pairs = verified_pairs(positional_candidates(prefix_candidates(postings, t), t), canon, t).collect()
+    blocks = prefix_blocks(canon, t, ell, block_size).cache()
+    n_terms = spark.read.parquet(str(Path(cfg.output) / "terms")).count()
+    met = block_pairs(spark, block_rdd(spark, blocks, blocks.count()).cache(), t, n_terms)
+    pairs = verified_pairs(survivors(met), canon, t).collect()
     assert {(r["doc_id_a"], r["doc_id_b"]): r["mwo"] for r in pairs} == brute_force_pairs(records, t)
 
 

@@ -12,7 +12,7 @@ from quiltdetect.common.config import show_defaults
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.options import add_io_options, config_from_args, run_job
 
-MWO_OPTIONS = ("t", "min_weight_ratio", "index_threshold", "top")
+MWO_OPTIONS = ("t", "min_weight_ratio", "index_threshold", "shared_prefix_terms", "block_size", "top")
 
 
 def _add_job_options(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +33,11 @@ def add_parser(subparsers) -> None:
     join = actions.add_parser("join", help="all pairs with MWO >= t on Spark (the output is also an index)")
     _add_job_options(join)
     join.add_argument("-t", type=float, help="near-duplicates have MWO >= t")
+    join.add_argument("--shared-prefix-terms", type=int, metavar="L",
+                      help="l-prefix filter: candidates share L terms of their extended prefixes (1 = plain prefix;"
+                           " lossless for every L, larger L: longer prefixes, fewer candidates)")
+    join.add_argument("--block-size", type=int, metavar="N",
+                      help="records per block of the self-join (two blocks meet in one task; memory grows with N^2)")
     for parser in (index, join):
         show_defaults(parser, MwoConfig)
     query = actions.add_parser("query", help="the near-duplicates of one page in an index, ranked by MWO")

@@ -23,6 +23,8 @@ class MwoConfig(JobConfig):
     t: float = 0.5  # near-duplicates have MWO >= t (join)
     min_weight_ratio: float = 0.0  # dynamic threshold: drop terms below this fraction of the mean weight
     index_threshold: float = 0.1  # the index keeps prefix postings for every query t >= this
+    shared_prefix_terms: int = 8  # join: candidates share this many extended-prefix terms (l-prefix; 1 = plain prefix)
+    block_size: int = 2000  # join: records per block (two blocks meet in one task; memory ~ block_size^2)
     top: int = 10  # pairs shown in the end-of-run summary
 
     def validate(self, *, need_io: bool = True) -> MwoConfig:
@@ -34,5 +36,7 @@ class MwoConfig(JobConfig):
                 or self.min_weight_ratio < 0:
             raise ConfigError(f"--min-weight-ratio must be a number >= 0, got {self.min_weight_ratio!r}")
         self.min_weight_ratio = float(self.min_weight_ratio)
+        check_int("shared_prefix_terms", self.shared_prefix_terms, 1)
+        check_int("block_size", self.block_size, 1)
         check_int("top", self.top, 0)
         return self

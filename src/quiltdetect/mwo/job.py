@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from quiltdetect.ingest.table import SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.mwo.config import MwoConfig
-from quiltdetect.mwo.join import positional_candidates, prefix_candidates, verified_pairs
+from quiltdetect.mwo.join import block_pairs, block_rdd, prefix_blocks, survivors, verified_pairs
 from quiltdetect.mwo.tdw import canonical_records, global_order, prefix_postings, weighted_records
 
 log = logging.getLogger(__name__)
@@ -50,23 +50,32 @@ def build_tdw(run: JobRun, docs: DataFrame, threshold: float) -> tuple[DataFrame
     return canon, postings
 
 
-def self_join(run: JobRun, canon: DataFrame, postings: DataFrame) -> None:
-    """All pairs with MWO >= t: prefix filter, positional filter, verification; writes pairs/."""
+def self_join(run: JobRun, canon: DataFrame) -> None:
+    """All pairs with MWO >= t: l-prefix and positional filters block by block, verification; writes pairs/."""
     spark, cfg, metrics = run.spark, run.cfg, run.metrics
-    t = cfg.t
-    with metrics.stage(spark, "prefix", f"pairs sharing a weighted-prefix term at t={t}") as counts:
+    t, ell = cfg.t, cfg.shared_prefix_terms
+    with metrics.stage(spark, "prefix", f"blocks of {cfg.block_size} records, pairs sharing min(l_a, l_b) "
+                                        f"extended-prefix terms (l={ell}), positional bound at t={t}") as counts:
         n = metrics.stages["canonicalise"]["records"]
         counts["all_pairs"] = n * (n - 1) // 2
-        candidates = prefix_candidates(postings, t).persist(SPILL)
-        counts["candidates"] = candidates.count()
-    with metrics.stage(spark, "positional", "weight bound at the first shared term") as counts:
-        survivors = positional_candidates(candidates, t).persist(SPILL)
-        counts["candidates"] = survivors.count()
-        candidates.unpersist()
+        counts["shared_prefix_terms"] = ell
+        blocks = prefix_blocks(canon, t, ell, cfg.block_size).persist(SPILL)
+        row = blocks.agg(F.count(F.lit(1)), F.sum("postings")).first()
+        counts["blocks"], counts["prefix_postings"] = int(row[0]), int(row[1] or 0)
+        rdd = block_rdd(spark, blocks, counts["blocks"]).persist(SPILL)
+        met = block_pairs(spark, rdd, t, metrics.stages["order"]["terms"]).persist(SPILL)
+        row = met.agg(F.count(F.lit(1)), F.sum("sharing"), F.sum("candidates"), F.sum(F.size("key_a"))).first()
+        counts["block_pairs"] = int(row[0])
+        counts["sharing_a_term"] = int(row[1] or 0)
+        counts["candidates"] = int(row[2] or 0)
+        counts["positional"] = int(row[3] or 0)
+        rdd.unpersist()
+        blocks.unpersist()
     with metrics.stage(spark, "verify", f"exact MWO >= {t}, write pairs/") as counts:
-        pairs = verified_pairs(survivors, canon, t)
+        pairs = verified_pairs(survivors(met), canon, t).persist(SPILL)  # verified once, not again by the sort's sampling
         counts["pairs"] = run.out.write_table(pairs.orderBy("doc_id_a", "doc_id_b"), "pairs").count()
-        survivors.unpersist()
+        pairs.unpersist()
+        met.unpersist()
 
 
 class MwoIndexJob(Job[MwoConfig]):
@@ -87,9 +96,9 @@ class MwoIndexJob(Job[MwoConfig]):
         return min(self.cfg.t, self.cfg.index_threshold) if self.join else self.cfg.index_threshold
 
     def compute(self, run: JobRun) -> dict[str, Any]:
-        canon, postings = build_tdw(run, run.docs(), self.threshold())
+        canon, _ = build_tdw(run, run.docs(), self.threshold())
         if self.join:
-            self_join(run, canon, postings)
+            self_join(run, canon)
         return {"parameters": {"index_threshold": self.threshold()}}
 
     def headline(self, result: JobResult) -> str:

@@ -1,61 +1,115 @@
-"""The corpus-wide MWO self-join on Spark: prefix filtering, positional filtering, verification.
+"""The corpus-wide MWO self-join on Spark: l-prefix filtering, positional filtering, verification.
 
-Candidate pairs meet on a shared weighted-prefix term (a self-join of the prefix postings on
-term_id, never all pairs); per pair the overlap of the shared prefix terms plus the smaller
-weight left after the last of them bounds MWO (the weighted positional filter); survivors
-are verified with the exact MWO kernel.
+Records are cut into blocks of ``block_size`` consecutive doc_keys, each block holding its
+records' extended prefixes (``filtering.prefix_block``). Every pair of blocks (a block with
+itself included) meets in one task: one sparse product of the two blocks' term incidence
+matrices counts the shared extended-prefix terms of every cross pair, the pairs sharing
+min(l_a, l_b) of them are bounded by the weighted positional filter, and only the
+survivors leave the task. Nothing per shared term is ever shuffled: the cost that grows with
+the square of the corpus is C code inside tasks, the data moved grows with blocks x blocks.
+Survivors are verified batch-wise by the vectorised exact kernel (``filtering.mwo_batch``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame
+import pyarrow as pa
+from pyspark import RDD
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from quiltdetect.mwo.filtering import EPS, mwo
+from quiltdetect.mwo.filtering import (
+    EPS,
+    mwo_batch,
+    positional_bounds,
+    prefix_block,
+    shared_prefix_candidates,
+)
 
 PAIR_SCHEMA = "key_a long, key_b long, mwo double"
+BLOCK_FIELDS = ("keys", "offsets", "terms", "weights", "afters", "ells")
+BLOCK_SCHEMA = "block long, records long, postings long, " + ", ".join(f"{f} binary" for f in BLOCK_FIELDS)
+BLOCK_PAIR_SCHEMA = "sharing long, candidates long, key_a array<long>, key_b array<long>"
+DTYPES = {"keys": np.int64, "offsets": np.int64, "terms": np.int32, "weights": np.float64,
+          "afters": np.float64, "ells": np.int32}
 
 
-def prefix_candidates(postings: DataFrame, t: float) -> DataFrame:
-    """(key_a, key_b, bound) with key_a < key_b: the pairs sharing a weighted-prefix term at t.
+def _block_row(pdf: pd.DataFrame, t: float, ell: int) -> pd.DataFrame:
+    """One block's records -> one row: its extended prefixes, each array as raw bytes."""
+    pdf = pdf.sort_values("doc_key")
+    arrays = prefix_block(list(pdf["weights"]), list(pdf["term_ids"]), t, ell)
+    arrays["keys"] = pdf["doc_key"].to_numpy(dtype=np.int64)
+    row = {"block": [int(pdf["block"].iloc[0])], "records": [len(pdf)], "postings": [len(arrays["terms"])]}
+    row.update({f: [np.ascontiguousarray(arrays[f], dtype=DTYPES[f]).tobytes()] for f in BLOCK_FIELDS})
+    return pd.DataFrame(row)
 
-    ``bound`` = Σ min(w_a, w_b) over the shared prefix terms + min(weight of a, weight of b
-    after the last shared prefix term): an upper bound of MWO (docs/mwo.md).
+
+def prefix_blocks(canon: DataFrame, t: float, ell: int, block_size: int) -> DataFrame:
+    """(block, records, postings, arrays...): the records' extended prefixes at t, block by block."""
+    return canon.select((F.col("doc_key") / block_size).cast("long").alias("block"), "doc_key", "term_ids",
+                        "weights").groupBy("block").applyInPandas(lambda pdf: _block_row(pdf, t, ell),
+                                                                  schema=BLOCK_SCHEMA)
+
+
+def _arrays(row: tuple) -> dict[str, np.ndarray]:
+    return {f: np.frombuffer(row[i], dtype=DTYPES[f]) for i, f in enumerate(BLOCK_FIELDS)}
+
+
+def compare_blocks(a: dict[str, np.ndarray], b: dict[str, np.ndarray], same: bool, t: float,
+                   n_terms: int) -> tuple[int, int, list[int], list[int]]:
+    """Two blocks -> (pairs sharing a prefix term, l-prefix candidates, survivors' key_a, key_b)."""
+    rows_a, rows_b, sharing = shared_prefix_candidates(a["offsets"], a["terms"], a["ells"], b["offsets"],
+                                                       b["terms"], b["ells"], n_terms, same)
+    bound = positional_bounds(a["offsets"], a["terms"], a["weights"], a["afters"], b["offsets"], b["terms"],
+                              b["weights"], b["afters"], rows_a, rows_b)
+    keep = bound >= t - EPS
+    return sharing, len(rows_a), a["keys"][rows_a[keep]].tolist(), b["keys"][rows_b[keep]].tolist()
+
+
+def block_rdd(spark: SparkSession, blocks: DataFrame, n_blocks: int) -> RDD:
+    """The blocks as an RDD of (block, arrays as bytes) for ``block_pairs``: persist it.
+
+    A cartesian product reads its right-hand partition once per element of the left one, so
+    an RDD that is not persisted is converted from the DataFrame again and again. Partitions
+    are chosen so that about four cartesian tasks per core share the block pairs.
     """
-    prefix = postings.where(F.col("rem") >= t - EPS).select(
-        "term_id", "doc_key", "weight", (F.col("rem") - F.col("weight")).alias("after"))
-    a = prefix.select("term_id", F.col("doc_key").alias("key_a"), F.col("weight").alias("w_a"),
-                      F.col("after").alias("after_a"))
-    b = prefix.select("term_id", F.col("doc_key").alias("key_b"), F.col("weight").alias("w_b"),
-                      F.col("after").alias("after_b"))
-    shared = a.join(b, on="term_id").where(F.col("key_a") < F.col("key_b"))
-    per_pair = shared.groupBy("key_a", "key_b").agg(
-        F.sum(F.least("w_a", "w_b")).alias("overlap"),
-        F.max(F.struct("term_id", "after_a", "after_b")).alias("last"),
-    )
-    return per_pair.select(
-        "key_a", "key_b", (F.col("overlap") + F.least("last.after_a", "last.after_b")).alias("bound"))
+    parts = max(1, min(n_blocks, math.ceil(2 * math.sqrt(spark.sparkContext.defaultParallelism))))
+    return blocks.select("block", *BLOCK_FIELDS).rdd.map(lambda r: (r[0], tuple(r[1:]))).coalesce(parts)
 
 
-def positional_candidates(candidates: DataFrame, t: float) -> DataFrame:
-    """The candidates whose MWO bound reaches t."""
-    return candidates.where(F.col("bound") >= t - EPS).select("key_a", "key_b")
+def block_pairs(spark: SparkSession, rdd: RDD, t: float, n_terms: int) -> DataFrame:
+    """(sharing, candidates, key_a, key_b) per pair of blocks (i <= j): every block pair meets once."""
+    met = rdd.cartesian(rdd).filter(lambda p: p[0][0] <= p[1][0]).map(
+        lambda p: compare_blocks(_arrays(p[0][1]), _arrays(p[1][1]), p[0][0] == p[1][0], t, n_terms))
+    return spark.createDataFrame(met, BLOCK_PAIR_SCHEMA)
 
 
-def verify_batches(batches: Iterator[pd.DataFrame], t: float) -> Iterator[pd.DataFrame]:
-    """Pairs with both records -> the pairs whose MWO >= t, with their MWO."""
+def survivors(pairs: DataFrame) -> DataFrame:
+    """(key_a, key_b) of every candidate that passed both filters."""
+    return pairs.select(F.explode(F.arrays_zip("key_a", "key_b")).alias("p")).select(
+        F.col("p.key_a").alias("key_a"), F.col("p.key_b").alias("key_b"))
+
+
+def _flat(column: pa.ListArray) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets from 0, values) of a list column, zero-copy where Arrow allows."""
+    offsets = column.offsets.to_numpy()
+    return offsets - offsets[0], column.values.to_numpy(zero_copy_only=False)[offsets[0]:offsets[-1]]
+
+
+def verify_arrow(batches: Iterator[pa.RecordBatch], t: float) -> Iterator[pa.RecordBatch]:
+    """Pairs with both records -> the pairs whose MWO >= t, with their MWO (a batch at a time)."""
     for batch in batches:
-        values = [
-            mwo(np.asarray(ia), np.asarray(wa), np.asarray(ib), np.asarray(wb))
-            for ia, wa, ib, wb in zip(batch["ids_a"], batch["w_a"], batch["ids_b"], batch["w_b"], strict=True)
-        ]
-        out = pd.DataFrame({"key_a": batch["key_a"].astype("int64"), "key_b": batch["key_b"].astype("int64"),
-                            "mwo": np.asarray(values, dtype=np.float64)})
-        yield out[(out["mwo"] >= t) & (out["mwo"] > 0)]
+        (oa, ia), (_, wa) = _flat(batch.column("ids_a")), _flat(batch.column("w_a"))
+        (ob, ib), (_, wb) = _flat(batch.column("ids_b")), _flat(batch.column("w_b"))
+        kept, values = mwo_batch(oa, ia, wa, ob, ib, wb, t)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(batch.column("key_a").to_numpy()[kept], pa.int64()),
+             pa.array(batch.column("key_b").to_numpy()[kept], pa.int64()), pa.array(values, pa.float64())],
+            names=["key_a", "key_b", "mwo"])
 
 
 def verified_pairs(pairs: DataFrame, canon: DataFrame, t: float) -> DataFrame:
@@ -63,7 +117,7 @@ def verified_pairs(pairs: DataFrame, canon: DataFrame, t: float) -> DataFrame:
     rec_a = canon.select(F.col("doc_key").alias("key_a"), F.col("term_ids").alias("ids_a"), F.col("weights").alias("w_a"))
     rec_b = canon.select(F.col("doc_key").alias("key_b"), F.col("term_ids").alias("ids_b"), F.col("weights").alias("w_b"))
     joined = pairs.join(rec_a, on="key_a").join(rec_b, on="key_b").select("key_a", "key_b", "ids_a", "w_a", "ids_b", "w_b")
-    kept = joined.mapInPandas(lambda it: verify_batches(it, t), schema=PAIR_SCHEMA)
+    kept = joined.mapInArrow(lambda it: verify_arrow(it, t), schema=PAIR_SCHEMA)
     ids = canon.select("doc_key", "doc_id")
     return (
         kept.join(ids.select(F.col("doc_key").alias("key_a"), F.col("doc_id").alias("doc_id_a")), on="key_a")
