@@ -53,8 +53,9 @@ class Job:
 
 JOBS = {
     "neardup": Job(NearDupConfig, NearDupJob.run, ("pairs", "clusters"), {}, {"algorithm": "b"}),
+    # blocks of 40 records: the self-join's block pairs span several cartesian partitions
     "mwo": Job(MwoConfig, MwoJoinJob.run, ("pairs", "records", "postings", "terms"),
-               {"t": 0.4}, {"t": 0.6}),
+               {"t": 0.4, "block_size": 40}, {"t": 0.6}),
     "sweep": Job(SweepConfig, SweepJob.run, ("outcomes/k=4/m=50", "outcomes/k=5/m=10", "outcomes/k=5/m=50"),
                  {"ks": [4, 5], "ms": [10, 50], "cs": [2, 3], "thetas": [0.5], "pivot": [5, 50, 2, 0.5]},
                  None),
