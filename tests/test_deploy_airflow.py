@@ -132,7 +132,7 @@ def test_dag_test_runs_every_task_on_local_spark(airflow_env, tmp_path):
     job_config = tmp_path / "job.yaml"
     job_config.write_text("spark:\n  spark.sql.shuffle.partitions: 4\n  spark.ui.enabled: false\n")
     sweep_config = tmp_path / "sweep.yaml"
-    sweep_config.write_text("ks: [4, 5]\nms: [10, 50]\ncs: [2, 3]\nthetas: [0.5]\npivot: [5, 50, 2, 0.5]\n")
+    sweep_config.write_text("ks: [4, 5]\nms: [50]\ncs: [2, 3]\nthetas: [0.5]\npivot: [5, 50, 2, 0.5]\n")
     # spark-submit's own properties: the client JIT makes each of the seven short local JVMs
     # cheaper (as in tests/conftest.py); also checks that the DAG passes --properties-file on.
     properties = tmp_path / "spark-test.conf"
