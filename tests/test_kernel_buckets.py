@@ -13,11 +13,13 @@ from quiltdetect.kernel.buckets import (
     covers,
     doc_sums,
     gram_bucket,
+    hashed_gram_pairs,
     patch_mask,
     sort_pairs,
 )
 from quiltdetect.kernel.cover import greedy_cover
 from quiltdetect.kernel.grams import distinct_grams
+from quiltdetect.kernel.words import word_hashes
 
 WORDS = ["a", "b", "c", "d", "é", "x_y", "42"]
 texts_st = st.lists(st.lists(st.sampled_from(WORDS), max_size=14).map(" ".join) | st.none(), max_size=8)
@@ -35,6 +37,19 @@ def test_batch_gram_pairs_equal_distinct_grams_per_text(texts, k):
         assert found.counts[mine].tolist() == counts.tolist()
         assert found.n_distinct[j] == grams.shape[0]
         assert found.n_occurrences[j] == int(counts.sum())
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts_st, st.integers(1, 4))
+def test_grams_from_word_hashes_equal_grams_from_texts(texts, k):
+    """The sweep's path (tokenise once, grams per k from the hashes) gives the same arrays."""
+    hashes = [word_hashes(t) for t in texts]
+    lengths = np.array([h.shape[0] for h in hashes], dtype=np.int64)
+    flat = np.concatenate(hashes) if hashes else np.empty(0, dtype=np.uint64)
+    got, want = hashed_gram_pairs(flat, lengths, k), batch_gram_pairs(texts, k)
+    for name in ("grams", "docs", "counts", "n_distinct", "n_occurrences"):
+        assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
+        assert getattr(got, name).dtype == np.int64, name
 
 
 @settings(max_examples=100, deadline=None)

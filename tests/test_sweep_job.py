@@ -14,9 +14,13 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from quiltdetect.common.config import merge_settings
+from quiltdetect.kernel.words import word_hashes, words
+from quiltdetect.quilts.bucketed import _word_hash_rows, hash_runs
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.job import QuiltsJob
 from quiltdetect.quilts.reference import RefDoc, reference_quilts
@@ -81,6 +85,24 @@ def random_corpora(seed: int, n_corpora: int) -> list[tuple[str, str]]:
     return docs
 
 
+@pytest.mark.parametrize("large", [False, True])
+def test_word_hash_rows_read_back_in_place_for_any_slice(large):
+    texts = ["Alpha beta gamma", None, "", "beta, Gamma! delta", "x"]
+    batch = pa.RecordBatch.from_arrays([pa.array([10, 11, 12, 13, 14], pa.int64()), pa.array(texts)],
+                                       names=["doc_key", "text"])
+    column = next(_word_hash_rows(iter([batch]))).column(1)
+    column = column.cast(pa.large_binary()) if large else column
+    column = pa.array([*column.to_pylist()[:1], None, *column.to_pylist()[2:]], column.type)  # a real null
+    for lo, hi in ((0, 5), (1, 4), (3, 5), (2, 2)):
+        values, lengths = hash_runs(column.slice(lo, hi - lo))
+        want = [word_hashes(t) for t in texts[lo:hi]]
+        assert lengths.tolist() == [w.shape[0] for w in want]
+        assert values.dtype == np.uint64
+        assert values.tolist() == (np.concatenate(want).tolist() if want else [])
+    chunked = pa.chunked_array([column.slice(0, 2), column.slice(2)])
+    assert hash_runs(chunked)[1].tolist() == [3, 0, 0, 3, 1]
+
+
 def test_sweep_equals_reference_and_quilt_job(spark, tmp_path):
     tmp = tmp_path
     rows, ref_docs = [], []
@@ -97,6 +119,9 @@ def test_sweep_equals_reference_and_quilt_job(spark, tmp_path):
     expected = expected_rows(ref_docs, cfg)
     assert got == expected
     assert sum(q for q, _, _ in got.values()) > 0, "the corpora should hold some quilts"
+    # every text tokenised once, for every k
+    stage = result.metrics.stages["words"]
+    assert (stage["documents"], stage["words"]) == (len(rows), sum(len(words(r["text"])) for r in rows))
 
     checks = sweep_job.monotonicity_summary(result.report["rows"])
     assert checks["theta_violations"] == 0 and checks["c_violations"] == 0

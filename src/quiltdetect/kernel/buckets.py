@@ -21,6 +21,7 @@ from quiltdetect.kernel.grams import gram_fingerprints
 from quiltdetect.kernel.words import word_hashes
 
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
+_EMPTY_U64 = np.empty(0, dtype=np.uint64)
 
 
 @dataclass(frozen=True)
@@ -46,17 +47,27 @@ def batch_gram_pairs(texts: Sequence[str | None], k: int) -> BatchGrams:
     """
     hashes = [word_hashes(t) for t in texts]
     lengths = np.fromiter((h.shape[0] for h in hashes), dtype=np.int64, count=len(hashes))
+    return hashed_gram_pairs(np.concatenate(hashes) if hashes else _EMPTY_U64, lengths, k)
+
+
+def hashed_gram_pairs(hashes: np.ndarray, lengths: np.ndarray, k: int) -> BatchGrams:
+    """``batch_gram_pairs`` of texts given by their word hashes: ``hashes`` uint64, the word
+    hashes of every text one after the other, ``lengths`` int64 (n_texts,) words per text.
+
+    Lets a caller that needs the grams of several k tokenise each text once (the sweep).
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
     per_doc = np.maximum(lengths - k + 1, 0)
     total = int(per_doc.sum())
     if total == 0:
-        zeros = np.zeros(len(texts), dtype=np.int64)
+        zeros = np.zeros(lengths.shape[0], dtype=np.int64)
         return BatchGrams(_EMPTY_I64, _EMPTY_I64, _EMPTY_I64, zeros, zeros)
-    chained = gram_fingerprints(np.concatenate(hashes), k)
+    chained = gram_fingerprints(hashes, k)
     # A gram starting at position i of text j is valid only if it ends inside text j.
     starts = np.cumsum(lengths) - lengths
     valid = _ranges(starts, starts + per_doc)
     grams = chained[valid].view(np.int64)
-    docs = np.repeat(np.arange(len(texts), dtype=np.int64), per_doc)
+    docs = np.repeat(np.arange(lengths.shape[0], dtype=np.int64), per_doc)
     order = np.argsort(grams, kind="stable")  # stable: docs stay ascending within a gram
     grams, docs = grams[order], docs[order]
     first = np.empty(total, dtype=bool)
@@ -66,7 +77,7 @@ def batch_gram_pairs(texts: Sequence[str | None], k: int) -> BatchGrams:
     at = np.flatnonzero(first)
     counts = np.diff(np.append(at, total))
     grams, docs = grams[at], docs[at]
-    n_distinct = np.bincount(docs, minlength=len(texts)).astype(np.int64)
+    n_distinct = np.bincount(docs, minlength=lengths.shape[0]).astype(np.int64)
     return BatchGrams(grams, docs, counts.astype(np.int64), n_distinct, per_doc)
 
 

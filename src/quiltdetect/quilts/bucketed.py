@@ -35,9 +35,11 @@ from quiltdetect.kernel.buckets import (
     covers,
     doc_sums,
     gram_bucket,
+    hashed_gram_pairs,
     patch_mask,
     sort_pairs,
 )
+from quiltdetect.kernel.words import word_hashes
 from quiltdetect.quilts.servers import server_column
 
 SERVER_SEED = 0x53525652  # "SRVR": server names -> 64-bit ids, compared for equality only
@@ -67,7 +69,10 @@ COVER_SCHEMA = pa.schema([("target", pa.int64()), ("rank", pa.int32()), ("source
                           ("covered", pa.int64()), ("shared", pa.int64()), ("n_pairs", pa.int64())])
 FRACTIONS = pa.schema([("doc_key", pa.int64()), ("n_grams", pa.int64()), ("n_patch_grams", pa.int64()),
                        ("patchfrac", pa.float64())])
+# Word hashes (the sweep's shared table): each document's words as little-endian uint64 hashes.
+WORD_HASHES = pa.schema([("doc_key", pa.int64()), ("hashes", pa.binary())])
 GRAM_BUCKETS_DDL = ddl(GRAM_BUCKETS)
+WORD_HASHES_DDL = ddl(WORD_HASHES)
 DOC_PARTS_DDL = ddl(DOC_PARTS)
 DOC_BUCKETS_DDL = ddl(DOC_BUCKETS)
 TRIPLE_PARTS_DDL = ddl(TRIPLE_PARTS)
@@ -119,13 +124,45 @@ def bucket_count(partitions: int) -> int:
 # --------------------------------------------------------------------------- grams stage
 
 
-def _gram_rows(k: int, n: int, with_counts: bool) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def _word_hash_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        blobs = [word_hashes(t).astype("<u8", copy=False).tobytes() for t in batch.column(1).to_pylist()]
+        yield pa.RecordBatch.from_arrays([batch.column(0).cast(pa.int64()), pa.array(blobs, pa.binary())],
+                                         schema=WORD_HASHES)
+
+
+def word_hash_table(docs: DataFrame) -> DataFrame:
+    """(doc_key, hashes) of ``docs`` (doc_key, text): every document tokenised and hashed once,
+    for a caller that needs the grams of several k (``gram_buckets(..., hashed=True)``)."""
+    return docs.select("doc_key", "text").mapInArrow(_word_hash_rows, WORD_HASHES_DDL)
+
+
+def hash_runs(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """(word hashes of every row one after the other as uint64, words per row as int64) of a
+    binary column of ``word_hash_table``, read in place (a null row has no words)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    wide = pa.types.is_large_binary(column.type)
+    buffers = column.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64 if wide else np.int32)[column.offset:
+                                                                               column.offset + len(column) + 1]
+    lo, hi = (int(offsets[0]), int(offsets[-1])) if len(offsets) else (0, 0)
+    values = (np.frombuffer(buffers[2], dtype="<u8", count=(hi - lo) // 8, offset=lo) if hi > lo
+              else np.empty(0, dtype=np.uint64))
+    return values.astype(np.uint64, copy=False), (np.diff(offsets) // 8).astype(np.int64)
+
+
+def _gram_rows(k: int, n: int, with_counts: bool,
+               hashed: bool = False) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def gram_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             keys = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
             if keys.shape[0] == 0:
                 continue
-            found = batch_gram_pairs(batch.column(1).to_pylist(), k)
+            if hashed:
+                found = hashed_gram_pairs(*hash_runs(batch.column(1)), k)
+            else:
+                found = batch_gram_pairs(batch.column(1).to_pylist(), k)
             docs = keys[found.docs]
             bounds = bucket_bounds(found.grams, n)
             nonempty = np.flatnonzero(np.diff(bounds))
@@ -171,9 +208,11 @@ def _merge_gram_bucket(n: int, with_counts: bool) -> Callable[[pa.Table], pa.Tab
     return merge
 
 
-def gram_buckets(docs: DataFrame, k: int, n: int, *, with_counts: bool) -> DataFrame:
-    """The gram-bucket table of ``docs`` (doc_key, text): see the module doc."""
-    rows = docs.select("doc_key", "text").mapInArrow(_gram_rows(k, n, with_counts), GRAM_BUCKETS_DDL)
+def gram_buckets(docs: DataFrame, k: int, n: int, *, with_counts: bool, hashed: bool = False) -> DataFrame:
+    """The gram-bucket table of ``docs`` (doc_key, text), or with ``hashed`` of a
+    ``word_hash_table`` (doc_key, hashes): see the module doc. Both give the same table."""
+    column = "hashes" if hashed else "text"
+    rows = docs.select("doc_key", column).mapInArrow(_gram_rows(k, n, with_counts, hashed), GRAM_BUCKETS_DDL)
     return rows.groupBy("bucket").applyInArrow(_merge_gram_bucket(n, with_counts), GRAM_BUCKETS_DDL)
 
 

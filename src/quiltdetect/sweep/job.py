@@ -28,6 +28,7 @@ from quiltdetect.sweep.outcomes import (
     gram_pass,
     patch_pass,
     transition_counts,
+    word_pass,
 )
 
 log = logging.getLogger(__name__)
@@ -74,10 +75,14 @@ def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
     spark, cfg, metrics = run.spark, run.cfg, run.metrics
     rows: list[dict[str, Any]] = []
     n = bucket_counts(docs)
+    with metrics.stage(spark, "words", "word hashes per document, shared by every k") as counts:
+        words = word_pass(docs)
+        row = words.agg(F.count(F.lit(1)), F.sum(F.length("hashes"))).first()
+        counts["documents"], counts["words"] = int(row[0]), int(row[1] or 0) // 8
     for k, group in groupby(cfg.passes(), key=lambda km: km[0]):
         ms = [m for _, m in group]
         with metrics.stage(spark, f"grams_k{k}", f"{k}-gram sets per document, as gram buckets") as counts:
-            grams = gram_pass(docs, k, cfg, n)
+            grams = gram_pass(words, k, cfg, n)
             counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(grams, n)
         previous = None
         for m in ms:
@@ -95,6 +100,7 @@ def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
                 counts["quilted_at_pivot_c_theta"] = pivot[0]["quilted"] if pivot else None
                 previous = outcomes
         grams.unpersist()
+    words.unpersist()
     return rows
 
 
