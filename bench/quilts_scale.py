@@ -127,7 +127,8 @@ class MemorySampler(threading.Thread):
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
-        self.peak = {"jvm_rss": 0, "python_workers_rss": 0}
+        # python_worker_max_rss: the largest single Python descendant (a worker or the daemon)
+        self.peak = {"jvm_rss": 0, "python_workers_rss": 0, "python_worker_max_rss": 0}
         self.cpu: dict[int, float] = {}  # pid -> latest utime + stime (s) of every descendant seen
         self.timeline: list[tuple[float, float]] = []  # (perf_counter, CPU seconds so far)
         self.stop_flag = threading.Event()
@@ -165,6 +166,7 @@ class MemorySampler(threading.Thread):
                 jvm += rss
             elif "python" in cmd:
                 workers += rss
+                self.peak["python_worker_max_rss"] = max(self.peak["python_worker_max_rss"], rss)
         mine = os.times()
         self.timeline.append((time.perf_counter(), sum(self.cpu.values()) + mine.user + mine.system))
         self.peak["jvm_rss"] = max(self.peak["jvm_rss"], jvm)

@@ -309,5 +309,7 @@ def test_a_100_mb_page_and_a_bomb_inside_a_spark_run_stay_bounded(spark, tmp_pat
     texts = {r["doc_id"]: r["text"] for r in pq.read_table(tmp_path / "out" / "docs").to_pylist()}
     under = max(texts.values(), key=len)
     assert len(under) > 0.9 * (cap - 100_000), len(under)  # the whole page, not a prefix
-    # Reading the bomb or the 100 MB page whole would take >= 1 GB in a worker.
-    assert sampler.peak["python_workers_rss"] < 900_000_000, sampler.peak
+    # Reading the bomb or the 100 MB page whole would take >= 1 GB in a worker. Measured per
+    # worker: the sum over all of them also counts idle workers that earlier tests of the session
+    # left with their own memory (it reached 923 MB in one extended-tier run, none of it this test's).
+    assert sampler.peak["python_worker_max_rss"] < 600_000_000, sampler.peak

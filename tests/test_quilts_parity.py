@@ -103,7 +103,7 @@ def _cases() -> list:
     cases = []
     for i, params in enumerate(PARAMETERS):
         name = "-".join(f"{k}{v}" for k, v in params.items())
-        for budget in budgets(2, 4)[1 if i in EXTENDED_ONLY else 0:]:
+        for budget in budgets(2, 3)[1 if i in EXTENDED_ONLY else 0:]:
             cases.append(pytest.param(params, *budget.values, id=f"{name}-{budget.id}", marks=budget.marks))
     return cases
 
