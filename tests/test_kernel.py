@@ -78,6 +78,16 @@ def test_greedy_cover_empty_and_duplicates():
         greedy_cover(np.array([1], np.int64), np.array([1, 2], np.int64))
 
 
+def test_greedy_cover_unit_gain_tail_keeps_the_tie_break_order():
+    # 1 covers {1, 2, 6, 7} first; then no source gains more than 1. Gram 5 only in 50 (shares 3),
+    # gram 3 in 31 (shares 2) and 30 (shares 1), gram 4 in 40 and 41 (share 1 each: smallest id).
+    grams = np.array([1, 2, 6, 7, 5, 1, 2, 3, 1, 3, 4, 4], dtype=np.int64)
+    sources = np.array([1, 1, 1, 1, 50, 50, 50, 31, 31, 30, 40, 41], dtype=np.int64)
+    cover = greedy_cover(grams, sources)
+    assert cover.sources.tolist() == [1, 50, 31, 40]
+    assert cover.covered.tolist() == [4, 1, 1, 1] and cover.shared.tolist() == [4, 3, 2, 1]
+
+
 @given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 25)), max_size=120))
 @settings(max_examples=300, deadline=None)
 def test_greedy_cover_equals_the_reference_loop(pairs):

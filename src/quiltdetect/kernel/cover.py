@@ -7,7 +7,10 @@ assigned in doc_id string order, so this is definitions §1's "smallest doc_id")
 every pair whose gram it covers.
 
 The loop is incremental: each source's gain is kept in an array and only the pairs of newly
-covered grams are subtracted, so the total work is O(|C|) plus O(|sources|) per pick.
+covered grams are subtracted, so the total work is O(|C|) plus O(|sources|) per pick. Once the
+best gain is 1 (most picks of a real cover: every source left holds at most one uncovered
+gram), the rest of the cover is decided at once: in tie-break order, the first source holding
+each still-uncovered gram (``_unit_tail``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,26 @@ def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     return offsets + np.arange(total, dtype=np.int64)
 
 
+def _unit_tail(gain: np.ndarray, shared: np.ndarray, source_ptr: np.ndarray, pair_gram: np.ndarray,
+               is_covered: np.ndarray) -> list[int]:
+    """The remaining picks when no source covers more than one uncovered gram.
+
+    Picking a source then covers its one gram and drops only the sources holding that same
+    gram to gain 0, so the greedy order is the tie-break order (most shared, then smallest id)
+    of the gain-1 sources, keeping the first source of each gram.
+    """
+    live = np.flatnonzero(gain > 0)
+    starts, stops = source_ptr[live], source_ptr[live + 1]
+    at = _ranges(starts, stops)
+    owner = np.repeat(live, stops - starts)
+    open_ = ~is_covered[pair_gram[at]]
+    owner, gram = owner[open_], pair_gram[at][open_]  # one uncovered gram per live source
+    order = np.lexsort((owner, -shared[owner]))
+    owner, gram = owner[order], gram[order]
+    _, first = np.unique(gram, return_index=True)
+    return owner[np.sort(first)].tolist()
+
+
 def greedy_cover(grams: np.ndarray, sources: np.ndarray) -> Cover:
     """Greedy cover of the pairs ``(sources[i], grams[i])``; duplicate pairs count once.
 
@@ -75,6 +98,10 @@ def greedy_cover(grams: np.ndarray, sources: np.ndarray) -> Cover:
     while True:
         best_gain = gain.max()
         if best_gain <= 0:
+            break
+        if best_gain == 1:
+            picked.extend(_unit_tail(gain, shared, source_ptr, pair_gram, is_covered))
+            picked_gain.extend([1] * (len(picked) - len(picked_gain)))
             break
         candidates = np.flatnonzero(gain == best_gain)
         if candidates.shape[0] > 1:
