@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from quiltdetect.common.config import ConfigError
 from quiltdetect.ingest.html import decode_html, extract
-from quiltdetect.mwo.filtering import EPS, mwo, suffix_weights
+from quiltdetect.mwo.filtering import EPS, mwo, ragged_take, suffix_weights
 from quiltdetect.mwo.rendering import PageFields, render
 
 
@@ -179,11 +179,8 @@ class MwoIndex:
         known = ids >= 0
         self._dense[ids[known]] = weights[known]
         try:
-            starts, stops = self.offsets[rows], self.offsets[rows + 1]
-            lengths = stops - starts
-            segment = np.repeat(np.arange(len(rows)), lengths)
-            first = np.cumsum(lengths) - lengths
-            idx = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(first - starts, lengths)
+            bounds, idx = ragged_take(self.offsets, rows)
+            segment = np.repeat(np.arange(len(rows)), np.diff(bounds))
             # a term r lacks weighs 0 in the dense vector, so its minimum is 0
             contrib = np.minimum(self._dense[self.ids[idx]], self.weights[idx])
         finally:
