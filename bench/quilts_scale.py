@@ -75,6 +75,10 @@ def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Pa
     shared = find_shared_data(REPO) or find_shared_data(REPO.parent)
     if shared is None:
         raise SystemExit("shared data not found (../shared/data)")
+    if fmt == "parquet" and n > SHARD_PAGES:
+        meta = _sharded_corpus(load_prose(shared), path, n, seed)
+        meta_path.write_text(json.dumps(meta))
+        return path, meta
     corpus = generate(load_prose(shared), n, seed)
     if fmt == "warc":
         write_warc(corpus, path)
@@ -83,6 +87,36 @@ def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Pa
     meta = {"pages": len(corpus.pages), "words": corpus.n_words}
     meta_path.write_text(json.dumps(meta))
     return path, meta
+
+
+SHARD_PAGES = 100_000  # a generated corpus holds every page in memory: ~2 GB per 100,000 pages
+
+
+def _sharded_corpus(prose, path: Path, n: int, seed: int) -> dict:
+    """A Parquet corpus of more than SHARD_PAGES pages, generated as independent shards of at
+    most SHARD_PAGES pages (seeds ``seed * 1000 + i``), one Parquet part each.
+
+    One 1,000,000-page draft needs ~21 GB of Python objects and its text column overflows an
+    Arrow string array; shards keep generation within ~2 GB. Each shard is its own little web
+    (its own sites, originals, mirrors and quilts); page ids differ between shards (uuid5 of the
+    seed).
+    """
+    import gc
+    import shutil
+
+    from corpus import generate, write_corpus_table
+
+    path.mkdir(parents=True, exist_ok=True)
+    pages = words = 0
+    for i, start in enumerate(range(0, n, SHARD_PAGES)):
+        corpus = generate(prose, min(SHARD_PAGES, n - start), seed * 1000 + i)
+        part = write_corpus_table(corpus, path / f"shard-{i}", "parquet")
+        shutil.move(str(part), str(path / f"part-{i:05d}.parquet"))
+        shutil.rmtree(path / f"shard-{i}")
+        pages, words = pages + len(corpus.pages), words + corpus.n_words
+        del corpus
+        gc.collect()
+    return {"pages": pages, "words": words, "shards": -(-n // SHARD_PAGES)}
 
 
 def make_skewed(work: Path, base: Path, kind: str) -> tuple[Path, dict]:
@@ -437,7 +471,7 @@ def main() -> None:
     one.add_argument("--input", required=True)
     one.add_argument("--output", required=True)
     one.add_argument("--json", required=True)
-    one.add_argument("--driver-memory", default="3g")
+    one.add_argument("--driver-memory", default=None, help="the JVM heap (default: the shipped default)")
     one.add_argument("--set", action="append", default=[])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 25000, 100000])
     ap.add_argument("--seed", type=int, default=1)
@@ -446,13 +480,19 @@ def main() -> None:
     ap.add_argument("--port-max", type=int, default=25000, help="run the naive port on sizes up to this N")
     ap.add_argument("--warc-pages", type=int, default=10000, help="WARC ingestion run size (0: skip)")
     ap.add_argument("--skew-pages", type=int, default=25000, help="skewed corpora size (0: skip)")
-    ap.add_argument("--driver-memory", default="3g")
+    ap.add_argument("--driver-memory", default=None,
+                    help="the JVM heap of every run (default: the console command's, spark.driver.memory in "
+                         "common/config.py: 4g)")
     ap.add_argument("--set", action="append", default=[], help="extra Spark/quilt settings KEY=VALUE")
     ap.add_argument("--only", choices=[*ONLY_GROUPS, "naive", "kernel", "warc", "skew"], action="append",
                     help="what to run (repeatable; default: quilts, naive, kernel, warc, skew); neardup (default "
                          "and henzinger-calibrated), phrases, reuse (discover), mwo (index, join at t = 0.8) and "
                          "sweep (default grid) run beside quilts at every size")
     args = ap.parse_args()
+    if args.driver_memory is None:  # what a user running the console command gets
+        from quiltdetect.common.config import local_spark_defaults
+
+        args.driver_memory = local_spark_defaults()["spark.driver.memory"]
     if args.cmd == "one":
         run_one(args)
         return

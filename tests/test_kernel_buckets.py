@@ -119,3 +119,46 @@ def test_sort_pairs_equals_lexsort_presorted_or_not(pairs, cuts):
         assert np.array_equal(got[0], g[expected])
         assert np.array_equal(got[1], d[expected])
         assert np.array_equal(got[2], t[expected])
+
+
+def test_row_cuts_split_between_grams_only():
+    from quiltdetect.quilts.bucketed import row_cuts
+
+    grams = np.array([1, 1, 1, 2, 3, 3, 4, 4, 4, 4, 5], dtype=np.int64)
+    assert row_cuts(grams, 2) == [0, 3, 6, 10, 11]
+    assert row_cuts(grams, 100) == [0, 11]
+    assert row_cuts(grams[:0], 2) == [0, 0]
+    for limit in (1, 3, 5):
+        cuts = row_cuts(grams, limit)
+        assert cuts[0] == 0 and cuts[-1] == grams.shape[0]
+        # no run is split: a cut always falls where the gram changes
+        assert all(grams[c - 1] != grams[c] for c in cuts[1:-1])
+
+
+def test_gram_rows_split_between_grams_give_the_same_doc_buckets():
+    """The grams stage's rows split at ROW_PAIRS (1,000,000-page corpora) and whole give the
+    same patch_grams table: runs are never cut, so every row's run lengths stay dfs."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from quiltdetect.quilts import bucketed as b
+
+    rng = np.random.default_rng(3)
+    vocab = [f"w{i}" for i in range(40)]
+    texts = [" ".join(rng.choice(vocab, size=int(rng.integers(0, 60)))) for _ in range(120)]
+    batches = [pa.RecordBatch.from_arrays([pa.array(np.arange(i, i + 30), pa.int64()), pa.array(texts[i:i + 30])],
+                                          names=["doc_key", "text"]) for i in range(0, 120, 30)]
+    n_gram, n_docs = 16, 4
+    rows = pa.Table.from_batches(list(b._gram_rows(2, n_gram, False)(iter(batches))))
+
+    def by(table: pa.Table, column: str, fn) -> list[pa.Table]:
+        return [fn(table.filter(pc.equal(table[column], v))) for v in sorted(set(table[column].to_pylist()))]
+
+    results = []
+    for row_pairs in (b.ROW_PAIRS, 7):
+        grams = pa.concat_tables(by(rows, "bucket", b._merge_gram_bucket(n_gram, False, row_pairs)))
+        parts = pa.Table.from_batches(list(b._doc_parts(n_docs, 3, False, n_gram)(iter(grams.to_batches()))))
+        results.append((grams.num_rows, pa.concat_tables(by(parts, "dbucket", b._merge_doc_bucket)).to_pylist()))
+    (whole_rows, whole), (split_rows, split) = results
+    assert split_rows > whole_rows  # the small limit did split rows
+    assert split == whole

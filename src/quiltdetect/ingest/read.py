@@ -493,6 +493,12 @@ def read_rows(
     return rows
 
 
+# Tables that hold every text are kept on disk only. Kept in memory (MEMORY_AND_DISK), the cached
+# batches of 1,000,000 pages (~4.7 GB of text) filled the heap of a 3 GB local-mode JVM until the
+# Parquet reader died with `OutOfMemoryError: Java heap space` in the ingest stage.
+TEXT_CACHE = StorageLevel.DISK_ONLY
+
+
 def keep_one_per_id(docs: DataFrame) -> DataFrame:
     """One row per doc_id: the one with the smallest (source, offset, url); a ``dup_rank`` > 1
     marks the others, which the caller counts as ``duplicate_doc_id`` skips.
@@ -516,7 +522,7 @@ def with_doc_keys(docs: DataFrame) -> DataFrame:
     count per partition comes to the driver).
     """
     ordered = docs.orderBy("doc_id").withColumn("_row", F.monotonically_increasing_id())
-    ordered = ordered.withColumn("_part", F.shiftright("_row", 33)).persist(StorageLevel.MEMORY_AND_DISK)
+    ordered = ordered.withColumn("_part", F.shiftright("_row", 33)).persist(TEXT_CACHE)
     sizes = sorted((r["_part"], r["n"]) for r in ordered.groupBy("_part").agg(F.count(F.lit(1)).alias("n")).collect())
     offsets, total = [], 0
     for part, n in sizes:

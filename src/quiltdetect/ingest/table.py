@@ -18,6 +18,7 @@ from quiltdetect.common.runstate import RunState, file_fingerprint, fingerprint
 from quiltdetect.ingest.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
+    TEXT_CACHE,
     InputFile,
     frame_rows,
     keep_one_per_id,
@@ -76,10 +77,10 @@ def document_table(
         else:
             rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader,
                              columns=cfg.columns())
-        # Every input is read once and kept (spilling to disk past memory): the counts below, the
+        # Every input is read once and kept (on disk: TEXT_CACHE): the counts below, the
         # range partitioning's sample of doc_ids and the shuffle would otherwise each read and
         # parse it again (for a Parquet table: 37 s -> 28 s of ingest at 100,000 pages).
-        rows = rows.persist(SPILL)
+        rows = rows.persist(TEXT_CACHE)
         by_reason = (
             rows.groupBy("skip_reason")
             .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"))

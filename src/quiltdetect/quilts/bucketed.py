@@ -9,8 +9,9 @@ fractions, covers) are Spark rows.
 
 Tables (every array a little-endian int64 ``binary`` value):
 
-* gram buckets (the grams stage's table, independent of m): rows with ``bucket < n`` hold one
-  gram bucket's pairs ``gram, doc, count`` sorted by (gram, doc); rows with ``bucket >= n`` hold
+* gram buckets (the grams stage's table, independent of m): rows with ``bucket < n`` hold a
+  gram bucket's pairs ``gram, doc, count`` sorted by (gram, doc), split into rows of about
+  ``ROW_PAIRS`` pairs between grams (all documents of a gram in one row); rows with ``bucket >= n`` hold
   document statistics ``doc, n_grams, n_distinct`` (columns ``gram, doc, count`` reused).
 * doc buckets (patch_grams): per ``doc_key mod n``, the patch pairs of its documents and each
   document's n_grams, n_patch_grams and server id.
@@ -113,6 +114,14 @@ def _rows_by(column: pa.ChunkedArray | pa.Array, rows: np.ndarray | None, key: C
     return [i for _, i in sorted(keyed)]
 
 
+# A stored row of a gram-bucket table holds at most about this many pairs (4 MB per array), and the
+# table is written in 16 MB row groups: Spark's Parquet reader fills one on-heap vector per column
+# with a whole row group, and at 1,000,000 pages one row per bucket (~30 MB per array, several
+# buckets per row group) ran a 3 GB heap out of memory in patch_grams.
+ROW_PAIRS = 1 << 19
+ARRAY_WRITE_OPTIONS = {"parquet.block.size": str(16 << 20)}
+
+
 def bucket_count(partitions: int) -> int:
     """Buckets per shuffle: 8 per shuffle partition, a power of two, so buckets spread evenly."""
     n = 16
@@ -188,7 +197,7 @@ def _gram_rows(k: int, n: int, with_counts: bool,
     return gram_rows
 
 
-def _merge_gram_bucket(n: int, with_counts: bool) -> Callable[[pa.Table], pa.Table]:
+def _merge_gram_bucket(n: int, with_counts: bool, row_pairs: int = ROW_PAIRS) -> Callable[[pa.Table], pa.Table]:
     def merge(table: pa.Table) -> pa.Table:
         bucket = table.column("bucket")[0].as_py()
         # Each row holds one input batch's pairs, a contiguous range of docs: in doc order, the
@@ -200,12 +209,32 @@ def _merge_gram_bucket(n: int, with_counts: bool) -> Callable[[pa.Table], pa.Tab
                 grams, docs, counts = sort_pairs(grams, docs, counts)
             else:
                 grams, docs = sort_pairs(grams, docs)
-        count_blob = _blob(counts) if (with_counts or bucket >= n) else None
+        keep_counts = with_counts or bucket >= n
+        cuts = row_cuts(grams, row_pairs) if bucket < n else [0, grams.shape[0]]
+        spans = list(zip(cuts[:-1], cuts[1:], strict=True))
         return pa.Table.from_arrays(
-            [pa.array([bucket], pa.int32()), pa.array([grams.shape[0]], pa.int64()), pa.array([_blob(grams)]),
-             pa.array([_blob(docs)]), pa.array([count_blob], pa.binary())], schema=GRAM_BUCKETS)
+            [pa.array([bucket] * len(spans), pa.int32()), pa.array([e - s for s, e in spans], pa.int64()),
+             pa.array([_blob(grams[s:e]) for s, e in spans], pa.binary()),
+             pa.array([_blob(docs[s:e]) for s, e in spans], pa.binary()),
+             pa.array([_blob(counts[s:e]) if keep_counts else None for s, e in spans], pa.binary())],
+            schema=GRAM_BUCKETS)
 
     return merge
+
+
+def row_cuts(sorted_grams: np.ndarray, limit: int) -> list[int]:
+    """Offsets that split a bucket's sorted pairs into rows of about ``limit`` pairs,
+    never inside a gram's run: a row always holds every document of its grams, so its run
+    lengths are document frequencies."""
+    n = sorted_grams.shape[0]
+    cuts, at = [0], limit
+    while at < n:
+        at = int(np.searchsorted(sorted_grams, sorted_grams[at - 1], side="right"))
+        if at >= n:
+            break
+        cuts.append(at)
+        at += limit
+    return [*cuts, n]
 
 
 def gram_buckets(docs: DataFrame, k: int, n: int, *, with_counts: bool, hashed: bool = False) -> DataFrame:

@@ -17,6 +17,7 @@ from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.quilts.bucketed import (
+    ARRAY_WRITE_OPTIONS,
     bucket_count,
     cover_sources,
     doc_buckets,
@@ -52,7 +53,8 @@ def gram_sets_stage(
             counts["reused"] = True
             return state.out.read_table(table), int(done["gram_buckets"])
         n = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
-        buckets = state.out.write_table(gram_buckets(docs, cfg.k, n, with_counts=with_counts), table)
+        buckets = state.out.write_table(gram_buckets(docs, cfg.k, n, with_counts=with_counts), table,
+                                       ARRAY_WRITE_OPTIONS)
         counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(buckets, n)
         counts["gram_buckets"] = n
         state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
