@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import traceback
 from types import ModuleType
 
 from quiltdetect import __version__
+from quiltdetect.common import failures
 from quiltdetect.common.config import ConfigError
 from quiltdetect.doctable import cli as ingest_cli
 from quiltdetect.mwo import cli as mwo_cli
@@ -127,6 +129,13 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
     except ConfigError as exc:
         print(f"quiltdetect: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        if not failures.is_spark_failure(exc):
+            raise
+        if args.verbose:
+            traceback.print_exc()
+        print(f"quiltdetect: error: {failures.describe(exc, getattr(args, 'output', None))}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from quiltdetect.common.failures import STAGE_NOTE
+
 # One line per stage as it starts, and the Spark UI address: on stderr unless --quiet (cli.py).
 progress = logging.getLogger("quiltdetect.progress")
 
@@ -36,6 +38,10 @@ class RunMetrics:
         t0 = time.perf_counter()
         try:
             yield counts
+        except Exception as exc:
+            if not any(n.startswith(STAGE_NOTE) for n in getattr(exc, "__notes__", [])):
+                exc.add_note(f"{STAGE_NOTE}{name}")  # the innermost stage; common/failures.py reads it
+            raise
         finally:
             counts["seconds"] = round(time.perf_counter() - t0, 3)
             self.stages[name] = counts
