@@ -97,3 +97,29 @@ def test_other_errors_are_not_swallowed(monkeypatch, tmp_path):
     monkeypatch.setattr(quilts_cli, "run", bug)
     with pytest.raises(ZeroDivisionError):
         main(["quilts", "--input", str(tmp_path), "--output", str(tmp_path / "out")])
+
+
+class _Java:
+    """Stands for a Py4J JavaObject of a java.lang.Throwable."""
+
+    def __init__(self, text: str, cause: _Java | None = None) -> None:
+        self.text, self.cause = text, cause
+
+    def toString(self) -> str:  # noqa: N802
+        return self.text
+
+    def getCause(self):  # noqa: N802
+        return self.cause
+
+
+def test_the_root_java_cause_is_found_behind_py4js_first_line():
+    # What a run at 1,000,000 pages printed before: Py4J's message names only collectToPython.
+    exc = FakeJavaError("An error occurred while calling o609.collectToPython.")
+    exc.java_exception = _Java("org.apache.spark.SparkException: Job aborted due to stage failure",
+                               _Java("java.lang.RuntimeException: Cannot reserve additional contiguous bytes",
+                                     _Java("java.lang.OutOfMemoryError: Java heap space")))
+    assert failures.java_causes(exc)[-1] == "java.lang.OutOfMemoryError: Java heap space"
+    assert "the JVM ran out of memory (java.lang.OutOfMemoryError: Java heap space)" in failures.describe(exc)
+    exc.java_exception = _Java("org.apache.spark.SparkException: Job aborted",
+                               _Java("java.io.FileNotFoundException: /data/x.parquet"))
+    assert "the run failed: java.io.FileNotFoundException: /data/x.parquet." in failures.describe(exc)

@@ -37,18 +37,42 @@ def is_spark_failure(exc: BaseException) -> bool:
     return bool(kinds & {"py4j", "pyspark"})
 
 
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # Py4J's str() can fail once the JVM side is gone
+        return type(exc).__name__
+
+
+def java_causes(exc: BaseException, limit: int = 20) -> list[str]:
+    """``toString()`` of the Java exception behind ``exc`` and of each of its causes, outermost
+    first: Py4J's message names only the outermost (e.g. "An error occurred while calling
+    o609.collectToPython"), while the cause that matters (OutOfMemoryError) is at the root."""
+    found: list[str] = []
+    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    try:
+        while java is not None and len(found) < limit:
+            found.append(str(java.toString()))
+            java = java.getCause()
+    except Exception:  # a gateway that is gone: keep what was read
+        pass
+    return found
+
+
 def describe(exc: BaseException, output: str | None = None) -> str:
     """One paragraph: where the run failed, the cause, what to do, and how to resume."""
     stages = [n[len(STAGE_NOTE):] for n in getattr(exc, "__notes__", []) if n.startswith(STAGE_NOTE)]
     where = f" in stage {stages[0]}" if stages else ""
-    text = str(exc)
+    causes = java_causes(exc)
+    text = "\n".join([_text(exc), *causes])
     for pattern, meaning, advice in _CAUSES:
         found = re.search(pattern, text)
         if found:
             cause = f"{meaning} ({found.group(0).strip()}); {advice}"
             break
-    else:
-        first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
+    else:  # the root cause when Java gave one, else the first line of the Python error
+        lines = [line.strip() for line in (causes[-1:] or _text(exc).splitlines()) if line.strip()]
+        first = lines[0] if lines else type(exc).__name__
         cause = first if len(first) <= 300 else first[:297] + "..."
     resume = (f"Stages that finished are kept in {output}; the same command resumes after them. "
               if output else "")
