@@ -25,6 +25,11 @@ BASE_CONF: dict[str, str] = {
     # ... also for cached (persisted) plans, which otherwise keep all spark.sql.shuffle.partitions
     "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # Spark's vectorized Parquet reader fills one on-heap vector per column with a whole batch of
+    # rows; the tables of packed int64 arrays (quilts/bucketed.py) hold up to ~1 MB per row, and a
+    # parquet-mr row group is at least 100 rows whatever its byte target, so 4096-row batches
+    # asked the 4 GB heap of a 1,000,000-page run for 114 MB vectors and failed.
+    "spark.sql.parquet.columnarReaderBatchSize": "64",
     # Spark's progress bar ([Stage 22:>  (0 + 2) / 4]) cannot name the stage: each stage prints
     # "<job>: <stage> - <what it does>" as it starts instead (RunMetrics.stage), and the UI's
     # job descriptions say the same. --set spark.ui.showConsoleProgress=true brings the bar back.

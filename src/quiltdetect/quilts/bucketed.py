@@ -114,11 +114,11 @@ def _rows_by(column: pa.ChunkedArray | pa.Array, rows: np.ndarray | None, key: C
     return [i for _, i in sorted(keyed)]
 
 
-# A stored row of a gram-bucket table holds at most about this many pairs (4 MB per array), and the
-# table is written in 16 MB row groups: Spark's Parquet reader fills one on-heap vector per column
-# with a whole row group, and at 1,000,000 pages one row per bucket (~30 MB per array, several
-# buckets per row group) ran a 3 GB heap out of memory in patch_grams.
-ROW_PAIRS = 1 << 19
+# A stored row of a gram-bucket table holds about this many pairs (0.5 MB per array): at 1,000,000
+# pages one row per bucket (~30 MB per array) ran the heap out of memory in patch_grams, where
+# Spark's Parquet reader holds whole batches of rows (see columnarReaderBatchSize in
+# common/session.py). The table is written in 16 MB row groups where parquet-mr allows it.
+ROW_PAIRS = 1 << 16
 ARRAY_WRITE_OPTIONS = {"parquet.block.size": str(16 << 20)}
 
 
