@@ -119,6 +119,44 @@ def _sharded_corpus(prose, path: Path, n: int, seed: int) -> dict:
     return {"pages": pages, "words": words, "shards": -(-n // SHARD_PAGES)}
 
 
+def split_corpus(work: Path, corpus: Path, meta: dict, segment_pages: int) -> tuple[Path, dict, Path, dict]:
+    """An archive and a new segment of about ``segment_pages`` pages drawn from the corpus by a
+    hash of the page id (cached): the segment's pages are spread over the whole generated web,
+    so they share sites, boilerplate and quilt sources with the archive as a new crawl would."""
+    import mmh3
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = corpus.name.removesuffix(".parquet")
+    paths = (work / f"{base}-archive.parquet", work / f"{base}-segment{segment_pages}.parquet")
+    metas = [p.with_name(p.name + ".meta.json") for p in paths]
+    if all(m.exists() for m in metas):
+        return paths[0], json.loads(metas[0].read_text()), paths[1], json.loads(metas[1].read_text())
+    share = segment_pages / meta["pages"]
+    counts = [[0, 0], [0, 0]]
+    for path in paths:
+        path.mkdir(parents=True, exist_ok=True)
+    for i, part in enumerate(sorted(corpus.glob("*.parquet")) if corpus.is_dir() else [corpus]):
+        table = pq.read_table(part)
+        ids = table.column("id").to_pylist()
+        new = [mmh3.hash64(str(d), 22)[0] % (1 << 20) < share * (1 << 20) for d in ids]
+        mask = pa.array(new)
+        for j, chosen in enumerate((pa.compute.invert(mask), mask)):
+            rows = table.filter(chosen)
+            pq.write_table(rows, paths[j] / f"part-{i:05d}.parquet")
+            words = sum(len(t.split()) for t in rows.column("text").to_pylist() if t)
+            counts[j][0] += rows.num_rows
+            counts[j][1] += words
+    for m, (pages, words) in zip(metas, counts, strict=True):
+        m.write_text(json.dumps({"pages": pages, "words": words}))
+    return paths[0], {"pages": counts[0][0], "words": counts[0][1]}, paths[1], {"pages": counts[1][0], "words": counts[1][1]}
+
+
+def tree_bytes(path: Path) -> int:
+    """Bytes of the files under a directory."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
 def make_skewed(work: Path, base: Path, kind: str) -> tuple[Path, dict]:
     """A skewed variant of a Parquet corpus: ``boilerplate`` or ``long`` (see module doc)."""
     import numpy as np
@@ -329,6 +367,8 @@ def run_one(args: argparse.Namespace) -> None:
         from quiltdetect.cli import main as console
 
         cli = [*JOB_MODES[args.mode], "--input", args.input, "--output", args.output, "--overwrite", "-q"]
+        if args.previous:
+            cli += ["--previous", args.previous]
         for item in spark_conf:
             cli += ["--set", item]
         if console(cli) != 0:
@@ -360,9 +400,12 @@ def run_one(args: argparse.Namespace) -> None:
     Path(args.json).write_text(json.dumps(out, indent=2))
 
 
-def child(mode: str, input_path: Path, output: Path, json_path: Path, opts: argparse.Namespace) -> dict:
+def child(mode: str, input_path: Path, output: Path, json_path: Path, opts: argparse.Namespace,
+          previous: Path | None = None) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "one", "--mode", mode, "--input", str(input_path),
            "--output", str(output), "--json", str(json_path), "--driver-memory", opts.driver_memory]
+    if previous is not None:
+        cmd += ["--previous", str(previous)]
     for item in opts.set:
         cmd += ["--set", item]
     t0 = time.perf_counter()
@@ -463,6 +506,40 @@ def summary(results: dict) -> str:
     return "\n".join(lines)
 
 
+def incremental_rows(args: argparse.Namespace, record) -> dict:
+    """An archive run, the update that adds a new segment to it (``--previous``), and a fresh
+    run over both, in this one harness run: the update's share of the fresh run's time, the
+    bytes of state per page, and the share of old documents the update recomputed."""
+    total = args.archive_pages + args.segment_pages
+    corpus, meta = make_corpus(args.work, total, args.seed)
+    archive, archive_meta, segment, segment_meta = split_corpus(args.work, corpus, meta, args.segment_pages)
+    runs = {}
+    for label, path, m, output, previous in (
+        ("archive", archive, archive_meta, args.work / "inc-archive", None),
+        ("update", segment, segment_meta, args.work / "inc-update", args.work / "inc-archive"),
+        ("fresh", corpus, meta, args.work / "inc-fresh", None),
+    ):
+        res = child("quilts", path, output, args.work / f"inc-{label}.json", args, previous=previous)
+        record(f"incremental {label} {m['pages']}", f"incremental-{label}", m, res)
+        runs[label] = res
+    state = args.work / "inc-archive" / "_quiltdetect" / "work" / "gram-buckets-k5"
+    pages = archive_meta["pages"]
+    ingest = runs["update"]["counts"].get("ingest", {})
+    touched = runs["update"]["counts"].get("patchfrac", {}).get("recomputed_old_documents", pages)
+    figures = {
+        "archive_pages": pages, "segment_pages": segment_meta["pages"],
+        "update_seconds": runs["update"]["seconds"], "fresh_seconds": runs["fresh"]["seconds"],
+        "update_over_fresh": round(runs["update"]["seconds"] / runs["fresh"]["seconds"], 3),
+        "update_cpu_over_fresh": round(runs["update"]["cpu_seconds"] / runs["fresh"]["cpu_seconds"], 3),
+        "gram_state_bytes_per_page": round(tree_bytes(state) / pages, 1),
+        "docs_bytes_per_page": round(tree_bytes(args.work / "inc-archive" / "docs") / pages, 1),
+        "old_documents_recomputed_share": round(touched / pages, 4),
+        "already_seen": ingest.get("already_seen"),
+    }
+    print(json.dumps(figures), flush=True)
+    return figures
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd")
@@ -473,6 +550,7 @@ def main() -> None:
     one.add_argument("--json", required=True)
     one.add_argument("--driver-memory", default=None, help="the JVM heap (default: the shipped default)")
     one.add_argument("--set", action="append", default=[])
+    one.add_argument("--previous", default=None, help="update this finished quilt run (incremental)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 25000, 100000])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--work", type=Path, default=Path("/tmp/quiltdetect-bench"), help="corpora and outputs")
@@ -484,7 +562,12 @@ def main() -> None:
                     help="the JVM heap of every run (default: the console command's, spark.driver.memory in "
                          "common/config.py: 4g)")
     ap.add_argument("--set", action="append", default=[], help="extra Spark/quilt settings KEY=VALUE")
-    ap.add_argument("--only", choices=[*ONLY_GROUPS, "naive", "kernel", "warc", "skew"], action="append",
+    ap.add_argument("--archive-pages", type=int, default=100000,
+                    help="with --only incremental: the archive's size before the new segment")
+    ap.add_argument("--segment-pages", type=int, default=10000,
+                    help="with --only incremental: the new segment's size")
+    ap.add_argument("--only", choices=[*ONLY_GROUPS, "naive", "kernel", "warc", "skew", "incremental"],
+                    action="append",
                     help="what to run (repeatable; default: quilts, naive, kernel, warc, skew); neardup (default "
                          "and henzinger-calibrated), phrases, reuse (discover), mwo (index, join at t = 0.8) and "
                          "sweep (default grid) run beside quilts at every size")
@@ -540,6 +623,8 @@ def main() -> None:
             path, meta = make_skewed(args.work, base, kind)
             res = child("quilts", path, args.work / f"skew-{kind}", args.work / f"skew-{kind}.json", args)
             record(f"skew {kind} {args.skew_pages}", f"skew-{kind}", meta, res)
+    if "incremental" in only:
+        results["incremental"] = incremental_rows(args, record)
     results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
     out_json.write_text(json.dumps(results, indent=2))
     plot(results, args.out / "quilts_scale.png")

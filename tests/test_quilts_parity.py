@@ -116,6 +116,14 @@ def test_spark_equals_reference(spark, tmp_path_factory, params, budget):
 
 def check_parity(spark, tmp_path_factory, params, corpora):
     tmp = tmp_path_factory.mktemp("parity")
+    rows, ref_docs = corpus_rows(corpora)
+    cfg = merge_settings(QuiltConfig, params).validate(need_io=False)
+    quilts, stats = spark_results(spark, tmp, rows, cfg)
+    assert_reference(quilts, stats, ref_docs, cfg)
+
+
+def corpus_rows(corpora: list[list[dict]]) -> tuple[list[dict], list[RefDoc]]:
+    """The table rows and the reference's documents of a batch of corpora (disjoint vocabularies)."""
     rows, ref_docs = [], []
     for n, pages in enumerate(corpora):
         prefix = f"q{n:03d}"
@@ -124,9 +132,11 @@ def check_parity(spark, tmp_path_factory, params, corpora):
             rows.append({"id": doc_id, "url": page["url"], "text": text, "ip": page["ip"]})
             host = host_of(page["url"])
             ref_docs.append(RefDoc(doc_id, text, page["url"] or "", host, domain_of(host), page["ip"]))
-    cfg = merge_settings(QuiltConfig, params).validate(need_io=False)
-    quilts, stats = spark_results(spark, tmp, rows, cfg)
+    return rows, ref_docs
 
+
+def assert_reference(quilts: dict, stats: dict, ref_docs: list[RefDoc], cfg: QuiltConfig) -> None:
+    """quilts/ and doc_stats/ (by doc_id) equal the reference of definitions §1 on ``ref_docs``."""
     expected = reference_quilts(ref_docs, cfg.k, cfg.m, cfg.theta, cfg.foreign, cfg.count_occurrences, phi=cfg.phi)
     expected_quilts = {
         d: r for d, r in expected.items() if r.patchfrac >= cfg.theta and r.n_patch_grams and len(r.sources) >= cfg.c

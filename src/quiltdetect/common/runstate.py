@@ -81,6 +81,13 @@ def refuse_other_runs(spark: SparkSession | None, output: str, inputs_key: str, 
         )
 
 
+def run_identity(spark: SparkSession | None, output: str) -> list[str]:
+    """What identifies a finished run (an update's previous run) in a fingerprint: its place,
+    its inputs and its run id (a rerun there is another run)."""
+    done = _read_json(spark, fs.join(output, COMPLETE)) or {}
+    return [output, str(done.get("inputs_key")), str(done.get("run_id"))]
+
+
 @dataclass
 class RunState:
     """The bookkeeping of one run into one output directory."""

@@ -7,6 +7,8 @@ source, offset, decode_errors. One row per distinct doc_id.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -14,7 +16,7 @@ from pyspark.sql import functions as F
 from quiltdetect.common.config import JobConfig
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.common.runstate import RunState, file_fingerprint, fingerprint
+from quiltdetect.common.runstate import RunState, file_fingerprint, fingerprint, run_identity
 from quiltdetect.ingest.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
@@ -35,14 +37,19 @@ REJECT_COLUMNS = ["source", "offset", "doc_id", "url", "skip_reason", "skip_deta
 
 
 def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -> str:
-    """Fingerprint of what the document table depends on: the input files and how they are read."""
-    return fingerprint({
+    """Fingerprint of what the document table depends on: the input files and how they are read
+    (and, for an update, the previous run it extends)."""
+    key = {
         "files": file_fingerprint(spark, [f.path for f in files]),
         "formats": sorted({f.format for f in files}),
         "max_payload_bytes": cfg.max_payload_bytes,
         "write_rejects": cfg.write_rejects,
         "columns": cfg.columns(),
-    })
+    }
+    previous = getattr(cfg, "previous", "")
+    if previous:
+        key["previous"] = run_identity(spark, previous)
+    return fingerprint(key)
 
 
 def document_table(
@@ -61,51 +68,80 @@ def document_table(
     With a ``state``, a docs/ table finished by an earlier run on the same inputs is reused.
     """
     with metrics.stage(spark, "ingest", "read inputs, parse HTML, write docs/") as counts:
-        if frame is not None:  # the Python API: the caller's DataFrame instead of input files
-            files = []
-        elif files is None:
-            files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
         key = state.inputs_key if state is not None else ""
         done = state.stage("ingest", key) if state is not None else None
         if done is not None:
             counts.update(done)
             counts["reused"] = True
             return out.read_table("docs")
-        counts["files"] = len(files)
-        if frame is not None:
-            rows = frame_rows(frame, cfg.columns())
-        else:
-            rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader,
-                             columns=cfg.columns())
-        # Every input is read once and kept (on disk: TEXT_CACHE): the counts below, the
-        # range partitioning's sample of doc_ids and the shuffle would otherwise each read and
-        # parse it again (for a Parquet table: 37 s -> 28 s of ingest at 100,000 pages).
-        rows = rows.persist(TEXT_CACHE)
-        by_reason = (
-            rows.groupBy("skip_reason")
-            .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"))
-            .collect()
-        )
-        skipped = {r["skip_reason"]: int(r["n"]) for r in by_reason if r["skip_reason"] is not None}
-        candidates = sum(int(r["n"]) for r in by_reason if r["skip_reason"] is None)
-        ranked = keep_one_per_id(rows.where(F.col("skip_reason").isNull()))
-        docs = with_doc_keys(ranked.where(F.col("dup_rank") == 1).select(*DOC_COLUMNS))
-        if cfg.write_rejects:
-            rejects = rows.where(F.col("skip_reason").isNotNull()).select(*REJECT_COLUMNS).unionByName(
-                ranked.where(F.col("dup_rank") > 1).select(
-                    *REJECT_COLUMNS[:4], F.lit(SKIP_DUPLICATE_ID).alias("skip_reason"),
-                    F.lit("another record with this doc_id was kept").alias("skip_detail")))
-            out.write_table(rejects.orderBy("source", "offset", "doc_id"), "rejects")
-        table = out.write_table(docs, "docs", DOCS_WRITE_OPTIONS)
-        rows.unpersist()
-        n_docs = table.count()
-        if candidates > n_docs:
-            skipped[SKIP_DUPLICATE_ID] = candidates - n_docs
-        counts["records"] = candidates + sum(skipped.values())
-        counts["documents"] = n_docs
-        counts["skipped"] = dict(sorted(skipped.items()))
-        counts["decoded_leniently"] = sum(int(r["lenient"] or 0) for r in by_reason if r["skip_reason"] is None)
+        read = read_documents(spark, cfg, out, files=files, frame=frame)
+        table = out.write_table(with_doc_keys(read.docs), "docs", DOCS_WRITE_OPTIONS)
+        read.rows.unpersist()
+        read.count_into(counts, table.count())
         if state is not None:
             tables = ["docs", "rejects"] if cfg.write_rejects else ["docs"]
             state.finish_stage("ingest", key, tables, {k: v for k, v in counts.items() if k != "seconds"})
     return table
+
+
+@dataclass
+class ReadDocuments:
+    """The inputs read once: every record (``rows``, cached until the caller unpersists it) and
+    the documents without doc_keys (``docs``: one row per doc_id), with what was skipped."""
+
+    rows: DataFrame
+    docs: DataFrame
+    files: int
+    skipped: dict[str, int]
+    candidates: int  # records that were not skipped, before keeping one per doc_id
+    lenient: int
+
+    def count_into(self, counts: dict, n_docs: int) -> None:
+        """The ingest stage's counts, ``n_docs`` being the documents the table kept."""
+        skipped = dict(self.skipped)
+        if self.candidates > n_docs:
+            skipped[SKIP_DUPLICATE_ID] = skipped.get(SKIP_DUPLICATE_ID, 0) + self.candidates - n_docs
+        counts["files"] = self.files
+        counts["records"] = self.candidates + sum(self.skipped.values())
+        counts["documents"] = n_docs
+        counts["skipped"] = dict(sorted(skipped.items()))
+        counts["decoded_leniently"] = self.lenient
+
+
+def read_documents(
+    spark: SparkSession, cfg: JobConfig, out: OutputFolder, *, files: list[InputFile] | None = None,
+    frame: DataFrame | None = None,
+) -> ReadDocuments:
+    """Read every input (or the caller's DataFrame), count skips by reason, keep one record per
+    doc_id and write rejects/ when asked: the document table before its doc_keys."""
+    if frame is not None:  # the Python API: the caller's DataFrame instead of input files
+        files = []
+        rows = frame_rows(frame, cfg.columns())
+    else:
+        if files is None:
+            files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
+        rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader, columns=cfg.columns())
+    # Every input is read once and kept (on disk: TEXT_CACHE): the counts below, the
+    # range partitioning's sample of doc_ids and the shuffle would otherwise each read and
+    # parse it again (for a Parquet table: 37 s -> 28 s of ingest at 100,000 pages).
+    rows = rows.persist(TEXT_CACHE)
+    by_reason = (
+        rows.groupBy("skip_reason")
+        .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"))
+        .collect()
+    )
+    ranked = keep_one_per_id(rows.where(F.col("skip_reason").isNull()))
+    if cfg.write_rejects:
+        rejects = rows.where(F.col("skip_reason").isNotNull()).select(*REJECT_COLUMNS).unionByName(
+            ranked.where(F.col("dup_rank") > 1).select(
+                *REJECT_COLUMNS[:4], F.lit(SKIP_DUPLICATE_ID).alias("skip_reason"),
+                F.lit("another record with this doc_id was kept").alias("skip_detail")))
+        out.write_table(rejects.orderBy("source", "offset", "doc_id"), "rejects")
+    return ReadDocuments(
+        rows=rows,
+        docs=ranked.where(F.col("dup_rank") == 1).select(*DOC_COLUMNS),
+        files=len(files),
+        skipped={r["skip_reason"]: int(r["n"]) for r in by_reason if r["skip_reason"] is not None},
+        candidates=sum(int(r["n"]) for r in by_reason if r["skip_reason"] is None),
+        lenient=sum(int(r["lenient"] or 0) for r in by_reason if r["skip_reason"] is None),
+    )

@@ -12,7 +12,7 @@ from quiltdetect.options import add_io_options, config_from_args, run_job
 from quiltdetect.quilts.config import FOREIGN_CHOICES, QuiltConfig
 
 OPTIONS = ("k", "m", "c", "theta", "foreign", "count_occurrences", "phi", "exclude_attributed", "top",
-           "collapse_near_duplicates", "write_annotated", "write_filtered")
+           "collapse_near_duplicates", "write_annotated", "write_filtered", "previous")
 
 
 def add_quilt_options(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +36,9 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
                         help="also write annotated/: every document with patchfrac, n_sources and is_quilt")
     parser.add_argument("--write-filtered", action="store_true", default=None,
                         help="also write filtered/: the document table without the quilts")
+    parser.add_argument("--previous", metavar="RUN",
+                        help="a finished quilt run's output: add the --input documents to it and write the "
+                             "union's quilts to --output (an update; RUN is only read)")
 
 
 # The demo looks for sources on other hosts: the cross-site quilts a newcomer should see first,

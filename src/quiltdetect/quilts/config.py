@@ -26,6 +26,7 @@ class QuiltConfig(JobConfig):
     collapse_near_duplicates: bool = False  # keep one page per near-duplicate cluster first (Fetterly 2005)
     write_annotated: bool = False  # also write annotated/: the documents with patchfrac, n_sources, is_quilt
     write_filtered: bool = False  # also write filtered/: the documents without the quilts
+    previous: str = ""  # a finished quilt run's --output: add --input to it (an update, docs/quilts.md)
 
     def validate(self, *, need_io: bool = True) -> QuiltConfig:
         """Fail with a message naming the option when a value cannot work."""
@@ -40,6 +41,12 @@ class QuiltConfig(JobConfig):
         self.phi = float(self.phi)
         if self.phi > 0 and self.count_occurrences:
             raise ConfigError("--phi is a fraction of the patch-gram set; it cannot be combined with --count-occurrences")
+        if self.previous and self.collapse_near_duplicates:
+            raise ConfigError("--collapse-near-duplicates cannot update a previous run: new pages change the "
+                              "near-duplicate clusters of old ones; run without --previous")
+        if self.previous and self.output and self.previous.rstrip("/") == self.output.rstrip("/"):
+            raise ConfigError(f"--output {self.output} is the --previous run: an update writes a new output "
+                              "and leaves the previous one as it is; choose another --output")
         if self.foreign not in FOREIGN_CHOICES:
             raise ConfigError(f"--foreign {self.foreign!r}: use one of {', '.join(FOREIGN_CHOICES)}")
         return self

@@ -28,6 +28,12 @@ from quiltdetect.quilts.bucketed import (
     patchy_docs,
 )
 from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.increment import (
+    gram_table_name,
+    merged_gram_table,
+    open_previous,
+    union_documents,
+)
 from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contributing
 
 log = logging.getLogger(__name__)
@@ -41,11 +47,9 @@ def gram_sets_stage(
     Independent of m, c and θ: written once per k and reused by a rerun with other parameters.
     """
     with_counts = cfg.count_occurrences
-    name = f"gram-buckets-k{cfg.k}" + ("-occurrences" if with_counts else "") + (
-        "-collapsed" if cfg.collapse_near_duplicates else "")
+    name = gram_table_name(cfg)
     table = f"{STATE_DIR}/work/{name}"
-    # The gram sets depend on the inputs, k, the counting mode and which documents are kept.
-    key = fingerprint([state.inputs_key, cfg.k, with_counts, cfg.collapse_near_duplicates, "buckets-v1"])
+    key = gram_stage_key(state, cfg)
     with metrics.stage(spark, "grams", f"{cfg.k}-gram sets per document, as gram buckets") as counts:
         done = state.stage(name, key)
         if done is not None and "gram_buckets" in done:
@@ -61,11 +65,21 @@ def gram_sets_stage(
     return buckets, n
 
 
-def find_quilts(run: JobRun, docs: DataFrame) -> None:
-    """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/."""
+def gram_stage_key(state: RunState, cfg: QuiltConfig) -> str:
+    """The grams stage's key: the gram sets depend on the inputs (and the previous run an
+    update extends: in ``inputs_key``), k, the counting mode and which documents are kept."""
+    return fingerprint([state.inputs_key, cfg.k, cfg.count_occurrences, cfg.collapse_near_duplicates, "buckets-v1"])
+
+
+def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int] | None = None) -> None:
+    """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/.
+
+    ``grams_table``: the gram-bucket table and its bucket count when the caller made it (an
+    update); else the grams stage computes it from ``docs``.
+    """
     spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with_counts = cfg.count_occurrences
-    grams, n_gram = gram_sets_stage(spark, docs, cfg, metrics, run.state)
+    grams, n_gram = grams_table or gram_sets_stage(spark, docs, cfg, metrics, run.state)
     n_docs = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
@@ -149,6 +163,13 @@ class QuiltsJob(Job[QuiltConfig]):
     tables = ("quilts", "doc_stats")
 
     def compute(self, run: JobRun) -> None:
+        if self.cfg.previous:
+            previous = open_previous(run.spark, self.cfg)
+            docs, new, inserted = union_documents(run, previous)
+            grams = merged_gram_table(run, previous, new, inserted, gram_stage_key(run.state, self.cfg))
+            find_quilts(run, docs, grams)
+            write_actions(run, docs)
+            return
         docs = run.docs()
         if self.cfg.collapse_near_duplicates:
             from quiltdetect.neardup.job import collapse_near_duplicates

@@ -1,0 +1,211 @@
+"""Incremental quilt detection: a new crawl segment added to a finished quilt run (``--previous``).
+
+Every quilt run keeps what an update needs beside its results: ``docs/`` (each document with its
+doc_key, the rank of its doc_id) and the gram-bucket table of the grams stage
+(``_quiltdetect/work/gram-buckets-k…``: every (gram, doc) pair and each document's gram counts).
+An update into a new output directory
+
+1. reads the new inputs and drops every document whose doc_id the previous run holds (the
+   old page is kept: ``already_seen`` in the ingest counts), then numbers the union in doc_id
+   order: an old key moves up by the number of new documents before it (``shift_keys``), so
+   stored pairs keep their order and are never re-sorted;
+2. merges the new documents' (gram, doc) pairs into the previous gram buckets;
+3. runs the remaining stages of figure 5 on the union, as a fresh run does.
+
+Its output is the fresh run's over the union of every input so far (the incremental parity
+test chains updates and checks each against the reference), holds the state for the next
+update, and does not need the previous output any more. The previous output is only read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.functions import pandas_udf
+
+from quiltdetect.common import fs
+from quiltdetect.common.config import ConfigError
+from quiltdetect.common.runstate import COMPLETE, STATE_DIR
+from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
+from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, read_documents
+from quiltdetect.kernel.buckets import shift_keys
+from quiltdetect.lifecycle import JobRun
+from quiltdetect.quilts.bucketed import (
+    ARRAY_WRITE_OPTIONS,
+    GRAM_BUCKETS,
+    GRAM_BUCKETS_DDL,
+    _array,
+    _blob,
+    _gram_rows,
+    _merge_gram_bucket,
+    gram_bucket_counts,
+)
+from quiltdetect.quilts.config import QuiltConfig
+
+# Settings the stored gram table depends on: an update must use the previous run's values.
+GRAM_STATE = ("k", "count_occurrences", "collapse_near_duplicates")
+
+
+def gram_table_name(cfg: QuiltConfig) -> str:
+    """The grams stage's table under ``_quiltdetect/work/``: one per k and counting mode."""
+    return (f"gram-buckets-k{cfg.k}" + ("-occurrences" if cfg.count_occurrences else "")
+            + ("-collapsed" if cfg.collapse_near_duplicates else ""))
+
+
+@dataclass(frozen=True)
+class PreviousRun:
+    """A finished quilt run that an update reads: where it is and what it was made with."""
+
+    path: str
+    inputs_key: str
+    run_id: str
+    config: dict
+    grams: str  # the URI of its gram-bucket table
+    gram_buckets: int  # that table's bucket count, which the update keeps
+
+
+def open_previous(spark: SparkSession, cfg: QuiltConfig) -> PreviousRun:
+    """Check that ``--previous`` is a finished quilt run an update can extend, and describe it."""
+    path = cfg.previous
+    text = fs.read_text(spark, fs.join(path, COMPLETE))
+    if text is None:
+        raise ConfigError(f"--previous {path} is not a finished quiltdetect output (no {COMPLETE}); "
+                          "give the --output of a quilt run that completed")
+    done = json.loads(text)
+    if done.get("job") != "quilts":
+        raise ConfigError(f"--previous {path} holds a {done.get('job')} run; an update extends a quilt run")
+    before = done.get("config", {})
+    for name in GRAM_STATE:
+        if before.get(name) != getattr(cfg, name):
+            option = "-k" if name == "k" else "--" + name.replace("_", "-")
+            raise ConfigError(
+                f"{option} is {getattr(cfg, name)!r} but the previous run ({path}) used {before.get(name)!r}: "
+                f"an update keeps the stored gram sets' settings ({', '.join(GRAM_STATE)}); "
+                "give the previous run's value, or run without --previous to start afresh")
+    name = gram_table_name(cfg)
+    marker_text = fs.read_text(spark, fs.join(path, STATE_DIR, "stages", f"{name}.json"))
+    grams = fs.join(path, STATE_DIR, "work", name)
+    if marker_text is None or not fs.exists(spark, fs.join(grams, "_SUCCESS")):
+        raise ConfigError(f"--previous {path} has no gram state ({STATE_DIR}/work/{name}); "
+                          "it was made by an older version: run afresh once, then update that run")
+    buckets = int(json.loads(marker_text).get("counts", {}).get("gram_buckets", 0))
+    return PreviousRun(path, str(done.get("inputs_key")), str(done.get("run_id")), before, grams, buckets)
+
+
+def _shifted_keys(spark: SparkSession, inserted: np.ndarray) -> Callable:
+    """A pandas UDF: old doc_key -> its key in the union (``inserted`` goes out as a broadcast)."""
+    points = spark.sparkContext.broadcast(inserted)
+
+    @pandas_udf("long")
+    def shifted(keys: pd.Series) -> pd.Series:
+        return pd.Series(shift_keys(keys.to_numpy(dtype=np.int64), points.value))
+
+    return shifted
+
+
+def _new_keys(spark: SparkSession, union_keys: np.ndarray) -> Callable:
+    """A pandas UDF: a new document's rank among the new ones -> its key in the union."""
+    keys = spark.sparkContext.broadcast(union_keys)
+
+    @pandas_udf("long")
+    def renumbered(ranks: pd.Series) -> pd.Series:
+        return pd.Series(keys.value[ranks.to_numpy(dtype=np.int64)])
+
+    return renumbered
+
+
+def _shift_gram_rows(n: int, inserted) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Gram-bucket rows with their doc keys moved to the union's (pairs stay sorted)."""
+
+    def shift(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        points = inserted.value
+        for batch in batches:
+            buckets = batch.column("bucket").to_numpy()
+            column = {"gram": [], "doc": []}
+            for i in range(batch.num_rows):
+                keys_in = "doc" if buckets[i] < n else "gram"  # statistics rows hold doc keys in ``gram``
+                other = "gram" if keys_in == "doc" else "doc"
+                column[keys_in].append(_blob(shift_keys(_array(batch.column(keys_in)[i]), points)))
+                column[other].append(batch.column(other)[i].as_py())
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("bucket"), batch.column("n"), pa.array(column["gram"], pa.binary()),
+                 pa.array(column["doc"], pa.binary()), batch.column("count")], schema=GRAM_BUCKETS)
+
+    return shift
+
+
+SEGMENT = f"{STATE_DIR}/work/segment"  # the new documents of an update, keyed as in docs/
+
+
+def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, DataFrame, np.ndarray]:
+    """The ingest stage of an update: docs/ = the previous documents (keys shifted) and the new
+    ones not already there. Returns docs/, the new documents and ``inserted`` (see ``shift_keys``)."""
+    spark, cfg, out, state = run.spark, run.cfg, run.out, run.state
+    with run.metrics.stage(spark, "ingest", "read the new inputs, add them to the previous docs/") as counts:
+        old = spark.read.parquet(fs.join(previous.path, "docs"))
+        done = state.stage("ingest", state.inputs_key)
+        if done is not None and "inserted" in done:
+            counts.update(done)
+            counts["reused"] = True
+            return out.read_table("docs"), out.read_table(SEGMENT), np.asarray(done["inserted"], dtype=np.int64)
+        read = read_documents(spark, cfg, out, files=run.files, frame=run.frame)
+        fresh = read.docs.join(old.select("doc_id"), on="doc_id", how="left_anti")
+        ids = old.select("doc_id", F.col("doc_key").alias("_old")).unionByName(
+            fresh.select("doc_id", F.lit(None).cast("long").alias("_old")))
+        union_keys = np.sort(with_doc_keys(ids).where(F.col("_old").isNull()).select("doc_key")
+                             .toPandas()["doc_key"].to_numpy(dtype=np.int64))
+        inserted = union_keys - np.arange(union_keys.shape[0], dtype=np.int64)
+        columns = [*DOC_COLUMNS, "doc_key"]
+        new = with_doc_keys(fresh).withColumn("doc_key", _new_keys(spark, union_keys)("doc_key")).select(*columns)
+        new = out.write_table(new, SEGMENT, DOCS_WRITE_OPTIONS)
+        moved = old.withColumn("doc_key", _shifted_keys(spark, inserted)("doc_key")).select(*columns)
+        table = out.write_table(moved.unionByName(new), "docs", DOCS_WRITE_OPTIONS)
+        read.rows.unpersist()
+        n_read = read.docs.count()
+        read.count_into(counts, n_read)
+        counts["previous_documents"] = int(table.count()) - int(union_keys.shape[0])
+        counts["new_documents"] = int(union_keys.shape[0])
+        counts["already_seen"] = n_read - int(union_keys.shape[0])
+        counts["documents"] = counts["previous_documents"] + counts["new_documents"]
+        # ``inserted`` has one entry per new document; stored so a resumed update needs no recount.
+        state.finish_stage("ingest", state.inputs_key, ["docs", SEGMENT],
+                           {**{k: v for k, v in counts.items() if k != "seconds"}, "inserted": inserted.tolist()})
+    return table, new, inserted
+
+
+def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, inserted: np.ndarray,
+                      key: str) -> tuple[DataFrame, int]:
+    """The grams stage of an update: the previous gram buckets with shifted keys, merged with
+    the new documents' pairs. Equal, pair for pair, to the fresh run's table over the union."""
+    spark, cfg, state = run.spark, run.cfg, run.state
+    name = gram_table_name(cfg)
+    table = f"{STATE_DIR}/work/{name}"
+    n = previous.gram_buckets
+    with run.metrics.stage(spark, "grams", f"{cfg.k}-gram sets of the new documents, merged into the previous") as counts:
+        done = state.stage(name, key)
+        if done is not None and "gram_buckets" in done:
+            counts.update(done)
+            counts["reused"] = True
+            return state.out.read_table(table), int(done["gram_buckets"])
+        points = spark.sparkContext.broadcast(inserted)
+        old = spark.read.parquet(previous.grams).mapInArrow(_shift_gram_rows(n, points), GRAM_BUCKETS_DDL)
+        new_rows = new.select("doc_key", "text").mapInArrow(_gram_rows(cfg.k, n, cfg.count_occurrences),
+                                                                 GRAM_BUCKETS_DDL)
+        merged = old.unionByName(new_rows).groupBy("bucket").applyInArrow(
+            _merge_gram_bucket(n, cfg.count_occurrences), GRAM_BUCKETS_DDL)
+        buckets = state.out.write_table(merged, table, ARRAY_WRITE_OPTIONS)
+        counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(buckets, n)
+        counts["gram_buckets"] = n
+        state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
+    return buckets, n
+
+
+__all__ = ["GRAM_STATE", "PreviousRun", "gram_table_name", "merged_gram_table", "open_previous",
+           "union_documents"]

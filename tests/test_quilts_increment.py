@@ -1,0 +1,144 @@
+"""Incremental quilt detection (``--previous``): a chain of updates equals a fresh run over
+everything so far, at every step, for each foreign rule; the doc_id rule; the refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_quilts_parity import assert_reference, corpus, corpus_rows
+from tiers import budgets, examples
+
+from quiltdetect.common.config import ConfigError, merge_settings
+from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.increment import open_previous
+from quiltdetect.quilts.job import QuiltsJob
+
+# One setting per foreign rule; the counting mode and phi ride along.
+PARAMETERS = [
+    dict(k=2, m=3, c=1, theta=0.3, foreign="host"),
+    dict(k=3, m=3, c=2, theta=0.2, foreign="none", count_occurrences=True),
+    dict(k=2, m=4, c=1, theta=0.0, foreign="ip"),
+    dict(k=3, m=5, c=1, theta=0.5, foreign="domain", phi=0.2),
+]
+EXTENDED_ONLY = (1, 2, 3)
+
+
+def _cases() -> list:
+    cases = []
+    for i, params in enumerate(PARAMETERS):
+        name = "-".join(f"{k}{v}" for k, v in params.items())
+        for budget in budgets(1, 2)[1 if i in EXTENDED_ONLY else 0:]:
+            cases.append(pytest.param(params, *budget.values, id=f"{name}-{budget.id}", marks=budget.marks))
+    return cases
+
+
+def write_rows(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def run_step(spark, cfg: QuiltConfig, inputs: str, output: Path, previous: Path | None):
+    """One run of the chain: fresh when ``previous`` is None, else an update of it."""
+    cfg.inputs, cfg.output, cfg.overwrite, cfg.top = [inputs], str(output), True, 0
+    cfg.previous = str(previous) if previous else ""
+    result = QuiltsJob.run(spark, cfg.validate())
+    quilts = {r["doc_id"]: r for r in (x.asDict(recursive=True) for x in spark.read.parquet(str(output / "quilts")).collect())}
+    stats = {r["doc_id"]: r for r in (x.asDict() for x in spark.read.parquet(str(output / "doc_stats")).collect())}
+    return result, quilts, stats
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("params", "budget"), _cases())
+def test_chain_of_updates_equals_a_fresh_run(spark, tmp_path_factory, params, budget):
+    examples(budget)(given(data=st.data())(check_chain))(spark, tmp_path_factory, params)
+
+
+def check_chain(spark, tmp_path_factory, params, data):
+    """Split random corpora into 2-4 segments at random (a page may land after pages stitched
+    from it or before them); run the first, update with each next one, and after every step
+    compare with the reference over all pages so far."""
+    corpora = data.draw(st.lists(corpus(), min_size=4, max_size=10), label="corpora")
+    rows, ref_docs = corpus_rows(corpora)
+    n_segments = data.draw(st.integers(2, 4), label="segments")
+    segment_of = data.draw(st.lists(st.integers(0, n_segments - 1), min_size=len(rows), max_size=len(rows)),
+                           label="segment of each page")
+    if len(set(segment_of)) == 1:  # at least one update
+        segment_of[-1] = 1 - segment_of[-1]
+    used = sorted(set(segment_of))  # segments in their order, the empty ones left out
+    segment_of, n_segments = [used.index(g) for g in segment_of], len(used)
+    tmp = tmp_path_factory.mktemp("chain")
+    previous = None
+    for s in range(n_segments):
+        seen = [i for i, g in enumerate(segment_of) if g <= s]
+        inputs = write_rows(tmp / f"segment{s}.jsonl", [rows[i] for i in range(len(rows)) if segment_of[i] == s])
+        cfg = merge_settings(QuiltConfig, params).validate(need_io=False)
+        result, quilts, stats = run_step(spark, cfg, inputs, tmp / f"run{s}", previous)
+        assert_reference(quilts, stats, [ref_docs[i] for i in seen], cfg)
+        if previous is not None:
+            ingest = result.metrics.stages["ingest"]
+            assert ingest["new_documents"] == sum(1 for g in segment_of if g == s)
+            assert ingest["documents"] == len(seen) and ingest["already_seen"] == 0
+        previous = tmp / f"run{s}"
+    assert n_segments >= 2
+
+
+@pytest.mark.spark
+def test_update_keeps_the_old_page_of_a_doc_id_and_may_change_c_theta_phi(spark, tmp_path):
+    """A doc_id already in the previous run keeps its old text (counted as already_seen); an
+    update may use other c, theta and phi than the run it extends."""
+    corpora = [[{"id": i, "url": f"http://h{n}.example.com/{i}", "ip": None, "tokens": tokens, "seps": [" "],
+                 "upper": False} for n, (i, tokens) in enumerate(pages)]
+               for pages in ([("a", ["w1", "w2", "w3", "w4", "w5", "w6"]), ("b", ["w4", "w5", "w6", "w7", "w8"]),
+                              ("c", ["w1", "w2", "w3", "w7", "w8", "w9"])],)]
+    rows, ref_docs = corpus_rows(corpora)
+    first = write_rows(tmp_path / "first.jsonl", rows[:2])
+    recrawl = dict(rows[0], text="000/a entirely other words now")
+    second = write_rows(tmp_path / "second.jsonl", [recrawl, rows[2]])
+    base = dict(k=2, m=3, c=2, theta=0.5)
+    run_step(spark, merge_settings(QuiltConfig, base), first, tmp_path / "r1", None)
+    changed = merge_settings(QuiltConfig, {**base, "c": 1, "theta": 0.2, "phi": 0.1})
+    result, quilts, stats = run_step(spark, changed, second, tmp_path / "r2", tmp_path / "r1")
+    ingest = result.metrics.stages["ingest"]
+    assert (ingest["already_seen"], ingest["new_documents"], ingest["previous_documents"]) == (1, 1, 2)
+    assert_reference(quilts, stats, ref_docs, changed.validate(need_io=False))
+    assert quilts, "the example must have a quilt for the changed settings to matter"
+    assert (tmp_path / "r1" / "_COMPLETE").exists()  # the previous run is only read
+
+
+def _finished_run(root: Path, job: str = "quilts", **config) -> Path:
+    """A directory that looks like a finished run with a gram state (no Spark needed)."""
+    cfg = {"k": 5, "count_occurrences": False, "collapse_near_duplicates": False, **config}
+    (root / "_quiltdetect" / "stages").mkdir(parents=True)
+    (root / "_COMPLETE").write_text(json.dumps({"job": job, "config": cfg, "inputs_key": "x", "run_id": "r"}))
+    name = f"gram-buckets-k{cfg['k']}"
+    (root / "_quiltdetect" / "stages" / f"{name}.json").write_text(json.dumps({"counts": {"gram_buckets": 64}}))
+    (root / "_quiltdetect" / "work" / name).mkdir(parents=True)
+    (root / "_quiltdetect" / "work" / name / "_SUCCESS").write_text("")
+    return root
+
+
+def test_update_refuses_what_it_cannot_extend(tmp_path):
+    """Refusals name the option and what to do: another k or counting mode than the previous
+    run, near-duplicate collapsing, the previous output as --output, a run that is not a
+    finished quilt run."""
+    previous = _finished_run(tmp_path / "prev")
+    cfg = QuiltConfig(inputs=["x"], output=str(tmp_path / "out"), previous=str(previous))
+    assert open_previous(None, cfg.validate()).gram_buckets == 64
+    with pytest.raises(ConfigError, match="-k is 3 but the previous run .* used 5"):
+        open_previous(None, QuiltConfig(inputs=["x"], output="o", previous=str(previous), k=3).validate())
+    with pytest.raises(ConfigError, match="--count-occurrences is True"):
+        open_previous(None, QuiltConfig(inputs=["x"], output="o", previous=str(previous),
+                                        count_occurrences=True).validate())
+    with pytest.raises(ConfigError, match="--collapse-near-duplicates cannot update"):
+        QuiltConfig(inputs=["x"], output="o", previous=str(previous), collapse_near_duplicates=True).validate()
+    with pytest.raises(ConfigError, match="is the --previous run"):
+        QuiltConfig(inputs=["x"], output=str(previous) + "/", previous=str(previous)).validate()
+    with pytest.raises(ConfigError, match="not a finished quiltdetect output"):
+        open_previous(None, QuiltConfig(inputs=["x"], output="o", previous=str(tmp_path / "none")).validate())
+    other = _finished_run(tmp_path / "neardup", job="neardup")
+    with pytest.raises(ConfigError, match="holds a neardup run"):
+        open_previous(None, QuiltConfig(inputs=["x"], output="o", previous=str(other)).validate())
