@@ -14,8 +14,11 @@ from quiltdetect.kernel.buckets import (
     doc_sums,
     gram_bucket,
     hashed_gram_pairs,
+    is_member,
     patch_mask,
+    shift_keys,
     sort_pairs,
+    touched_docs,
 )
 from quiltdetect.kernel.cover import greedy_cover
 from quiltdetect.kernel.grams import distinct_grams
@@ -162,3 +165,49 @@ def test_gram_rows_split_between_grams_give_the_same_doc_buckets():
     (whole_rows, whole), (split_rows, split) = results
     assert split_rows > whole_rows  # the small limit did split rows
     assert split == whole
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 40), unique=True, max_size=30), st.lists(st.integers(0, 60), unique=True, max_size=20))
+def test_shift_keys_numbers_the_union_in_id_order(old_ids, new_ids):
+    """Old keys shifted by the new documents before them, and a new document's rank in the union
+    (insertion point + its rank among the new), are the dense ranks over the union."""
+    new_ids = [i for i in new_ids if i not in old_ids]
+    old_sorted, new_sorted = sorted(old_ids), sorted(new_ids)
+    union = {d: r for r, d in enumerate(sorted(old_sorted + new_sorted))}
+    inserted = np.array([np.searchsorted(old_sorted, d) for d in new_sorted], dtype=np.int64)
+    shifted = shift_keys(np.arange(len(old_sorted), dtype=np.int64), inserted)
+    assert shifted.tolist() == [union[d] for d in old_sorted]
+    assert (inserted + np.arange(len(new_sorted))).tolist() == [union[d] for d in new_sorted]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sets(st.tuples(st.integers(0, 12), st.integers(0, 15)), max_size=80), st.sets(st.integers(0, 15)),
+       st.integers(2, 4))
+def test_touched_docs_are_the_old_holders_of_shared_not_frequent_grams(pairs, new, m):
+    """touched_docs by its definition, and a superset of the old documents whose patch grams or
+    their documents change when the new documents are added."""
+    pairs = sorted(pairs)
+    grams = np.array([g for g, _ in pairs], dtype=np.int64)
+    docs = np.array([d for _, d in pairs], dtype=np.int64)
+    new_keys = np.array(sorted(new), dtype=np.int64)
+    is_new = is_member(docs, new_keys)
+    assert is_new.tolist() == [d in new for d in docs.tolist()]
+    got = set(touched_docs(grams, docs, is_new, m).tolist())
+    holders: dict[int, set[int]] = {}
+    for g, d in pairs:
+        holders.setdefault(g, set()).add(d)
+    expected = {d for hs in holders.values() if hs & new and len(hs - new) <= m for d in hs - new}
+    assert got == expected
+
+    def patch_postings(doc: int, with_new: bool) -> dict[int, frozenset[int]]:
+        out = {}
+        for g, hs in holders.items():
+            hs = hs if with_new else hs - new
+            if doc in hs and 1 < len(hs) <= m:
+                out[g] = frozenset(hs)
+        return out
+
+    for d in {d for _, d in pairs} - new:
+        if patch_postings(d, False) != patch_postings(d, True):
+            assert d in got

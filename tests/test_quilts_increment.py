@@ -82,6 +82,9 @@ def check_chain(spark, tmp_path_factory, params, data):
             ingest = result.metrics.stages["ingest"]
             assert ingest["new_documents"] == sum(1 for g in segment_of if g == s)
             assert ingest["documents"] == len(seen) and ingest["already_seen"] == 0
+            # same settings: only the documents the new ones touch are recomputed
+            patchfrac = result.metrics.stages["patchfrac"]
+            assert 0 <= patchfrac["recomputed_old_documents"] <= ingest["previous_documents"]
         previous = tmp / f"run{s}"
     assert n_segments >= 2
 
@@ -104,6 +107,7 @@ def test_update_keeps_the_old_page_of_a_doc_id_and_may_change_c_theta_phi(spark,
     result, quilts, stats = run_step(spark, changed, second, tmp_path / "r2", tmp_path / "r1")
     ingest = result.metrics.stages["ingest"]
     assert (ingest["already_seen"], ingest["new_documents"], ingest["previous_documents"]) == (1, 1, 2)
+    assert "recomputed_old_documents" not in result.metrics.stages["patchfrac"]  # other settings: all recomputed
     assert_reference(quilts, stats, ref_docs, changed.validate(need_io=False))
     assert quilts, "the example must have a quilt for the changed settings to matter"
     assert (tmp_path / "r1" / "_COMPLETE").exists()  # the previous run is only read

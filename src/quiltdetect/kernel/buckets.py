@@ -206,3 +206,29 @@ def shift_keys(keys: np.ndarray, inserted: np.ndarray) -> np.ndarray:
     if inserted.shape[0] == 0:
         return keys
     return keys + np.searchsorted(inserted, keys, side="right").astype(np.int64)
+
+
+def is_member(keys: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Which ``keys`` are in ``sorted_set`` (int64, ascending), as a boolean array."""
+    if sorted_set.shape[0] == 0 or keys.shape[0] == 0:
+        return np.zeros(keys.shape[0], dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, keys), sorted_set.shape[0] - 1)
+    return sorted_set[at] == keys
+
+
+def touched_docs(sorted_grams: np.ndarray, docs: np.ndarray, is_new: np.ndarray, m: int) -> np.ndarray:
+    """The old documents whose quilt figures an update may change: every old holder of a gram
+    that a new document also holds and that was not frequent before (old df <= m).
+
+    Such a gram may become a patch gram (old df 1), stop being one (new df > m), or gain new
+    documents as possible sources. A gram frequent before stays frequent (dfs only grow), and an
+    old document none of whose grams a new document holds keeps its patch grams, their
+    documents and so its cover. ``sorted_grams``/``docs``: (gram, doc) pairs sorted by gram, a
+    gram's documents all present; ``is_new`` marks the pairs of new documents.
+    """
+    starts, lengths = gram_runs(sorted_grams)
+    if starts.shape[0] == 0:
+        return _EMPTY_I64
+    n_new = np.add.reduceat(is_new.astype(np.int64), starts)
+    changes = (n_new > 0) & (lengths - n_new <= m)
+    return docs[np.repeat(changes, lengths) & ~is_new]

@@ -14,7 +14,8 @@ Tables (every array a little-endian int64 ``binary`` value):
   ``ROW_PAIRS`` pairs between grams (all documents of a gram in one row); rows with ``bucket >= n`` hold
   document statistics ``doc, n_grams, n_distinct`` (columns ``gram, doc, count`` reused).
 * doc buckets (patch_grams): per ``doc_key mod n``, the patch pairs of its documents and each
-  document's n_grams, n_patch_grams and server id.
+  document's n_grams, n_patch_grams and server id; in an update (``increment``), also which
+  documents to recompute (``recompute``; null in a fresh run: all of them).
 
 Results do not depend on the bucket counts or on the partitioning (the parity tests check it).
 """
@@ -22,6 +23,7 @@ Results do not depend on the bucket counts or on the partitioning (the parity te
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import mmh3
 import numpy as np
@@ -37,8 +39,10 @@ from quiltdetect.kernel.buckets import (
     doc_sums,
     gram_bucket,
     hashed_gram_pairs,
+    is_member,
     patch_mask,
     sort_pairs,
+    touched_docs,
 )
 from quiltdetect.kernel.words import word_hashes
 from quiltdetect.quilts.servers import server_column
@@ -57,13 +61,14 @@ def ddl(schema: pa.Schema) -> str:
 GRAM_BUCKETS = pa.schema([("bucket", pa.int32()), ("n", pa.int64()), ("gram", pa.binary()),
                           ("doc", pa.binary()), ("count", pa.binary())])
 # Rows shuffled to doc buckets: part 0 = patch pairs (a=gram, b=doc, c=count), 1 = document
-# statistics (a=doc, b=n_grams, c=n_distinct), 2 = servers (a=doc, b=server id).
+# statistics (a=doc, b=n_grams, c=n_distinct), 2 = servers (a=doc, b=server id), 3 = documents an
+# update recomputes (a=doc).
 DOC_PARTS = pa.schema([("dbucket", pa.int32()), ("part", pa.int8()), ("n_distinct", pa.int64()),
                        ("n_patch_grams", pa.int64()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary())])
 DOC_BUCKETS = pa.schema([("dbucket", pa.int32()), ("distinct_grams", pa.int64()), ("patch_grams", pa.int64()),
                          ("n_pairs", pa.int64()), ("gram", pa.binary()), ("doc", pa.binary()), ("count", pa.binary()),
                          ("sdoc", pa.binary()), ("n_grams", pa.binary()), ("n_patch", pa.binary()),
-                         ("server", pa.binary())])
+                         ("server", pa.binary()), ("recompute", pa.binary())])
 TRIPLE_PARTS = pa.schema([("bucket", pa.int32()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary()),
                           ("d", pa.binary())])
 COVER_SCHEMA = pa.schema([("target", pa.int64()), ("rank", pa.int32()), ("source", pa.int64()),
@@ -257,10 +262,15 @@ def gram_bucket_counts(table: DataFrame, n: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------- patch grams
 
 
-def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int):
-    """Gram-bucket rows -> doc-bucket parts: patch pairs (1 < df <= m) and document statistics."""
+def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=None):
+    """Gram-bucket rows -> doc-bucket parts: patch pairs (1 < df <= m) and document statistics.
+
+    ``new_keys`` (an update: a broadcast of the new documents' keys, ascending) adds the
+    documents to recompute: the new ones and the old ones ``touched_docs`` finds.
+    """
 
     def doc_parts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        new = new_keys.value if new_keys is not None else None
         for batch in batches:
             rows: list[tuple] = []
             add = rows.append
@@ -272,7 +282,11 @@ def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int):
                     split = docs_by_bucket(grams, n_docs)
                     for dbucket, at in split:
                         add((dbucket, 1, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at])))
+                    if new is not None:
+                        rows += _recompute_parts(grams[is_member(grams, new)], n_docs)
                     continue
+                if new is not None:
+                    rows += _recompute_parts(touched_docs(grams, docs, is_member(docs, new), m), n_docs)
                 is_patch, n_distinct, n_patch = patch_mask(grams, m)
                 grams, docs = grams[is_patch], docs[is_patch]
                 counts = counts[is_patch] if with_counts else np.ones(grams.shape[0], dtype=np.int64)
@@ -284,6 +298,11 @@ def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int):
                                              schema=DOC_PARTS)
 
     return doc_parts
+
+
+def _recompute_parts(docs: np.ndarray, n_docs: int) -> list[tuple]:
+    """Part-3 rows: the documents an update recomputes, by doc bucket."""
+    return [(dbucket, 3, 0, 0, _blob(docs[at]), None, None) for dbucket, at in docs_by_bucket(docs, n_docs)]
 
 
 def docs_by_bucket(docs: np.ndarray, n_docs: int) -> list[tuple[int, np.ndarray]]:
@@ -314,7 +333,9 @@ def _server_parts(n_docs: int):
     return server_parts
 
 
-def _merge_doc_bucket(table: pa.Table) -> pa.Table:
+def _merge_doc_bucket(table: pa.Table, restricted: bool = False) -> pa.Table:
+    """One doc bucket's parts -> its row of the doc-bucket table; ``restricted`` (an update):
+    flag in ``recompute`` the documents that part-3 rows name."""
     part = table.column("part").to_numpy()
     dbucket = table.column("dbucket")[0].as_py()
     distinct = int(pa.compute.sum(table.column("n_distinct")).as_py() or 0)
@@ -342,23 +363,34 @@ def _merge_doc_bucket(table: pa.Table) -> pa.Table:
             at = np.searchsorted(skey, sdoc)
         found = at < skey.shape[0]
         server[found] = sid[at[found]]
+    flags = None
+    if restricted:
+        named = np.unique(_concat(table.column("a"), np.flatnonzero(part == 3)))
+        flags = _blob(is_member(sdoc, named).astype(np.int64))
     if dbucket < 0:
         sdoc = n_grams = n_patch = server = _EMPTY
+        flags = None
     values = [dbucket, distinct, patch, grams.shape[0], _blob(grams), _blob(docs), _blob(counts), _blob(sdoc),
-              _blob(n_grams), _blob(n_patch), _blob(server)]
+              _blob(n_grams), _blob(n_patch), _blob(server), flags]
     return pa.Table.from_arrays([pa.array([v], f.type) for v, f in zip(values, DOC_BUCKETS, strict=True)],
                                 schema=DOC_BUCKETS)
 
 
 def doc_buckets(
-    grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool, foreign: str
+    grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool, foreign: str,
+    new_keys=None,
 ) -> DataFrame:
-    """The doc-bucket table: patch pairs and per-document counts, grouped by ``doc_key mod n_docs``."""
-    parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram), DOC_PARTS_DDL)
+    """The doc-bucket table: patch pairs and per-document counts, grouped by ``doc_key mod n_docs``.
+
+    ``new_keys``: an update's new documents (a broadcast of their keys, ascending): the table
+    then flags the documents whose figures may change, and later stages compute only those.
+    """
+    parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram, new_keys), DOC_PARTS_DDL)
     if foreign != "none":
         servers = docs.select("doc_key", server_column(foreign).alias("server"))
         parts = parts.unionByName(servers.mapInArrow(_server_parts(n_docs), DOC_PARTS_DDL))
-    return parts.groupBy("dbucket").applyInArrow(_merge_doc_bucket, DOC_BUCKETS_DDL)
+    merge = partial(_merge_doc_bucket, restricted=new_keys is not None)
+    return parts.groupBy("dbucket").applyInArrow(merge, DOC_BUCKETS_DDL)
 
 
 def patch_counts(doc_table: DataFrame) -> tuple[int, int, int]:
@@ -377,12 +409,17 @@ def _fraction_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch
             if sdoc.shape[0] == 0:
                 continue
             n_grams, n_patch = _array(batch.column("n_grams")[i]), _array(batch.column("n_patch")[i])
+            flags = batch.column("recompute")[i]
+            if flags.is_valid:  # an update: only the documents it recomputes
+                keep = _array(flags).astype(bool)
+                sdoc, n_grams, n_patch = sdoc[keep], n_grams[keep], n_patch[keep]
             yield pa.RecordBatch.from_arrays(
                 [pa.array(sdoc), pa.array(n_grams), pa.array(n_patch), pa.array(n_patch / n_grams)], schema=FRACTIONS)
 
 
 def fractions_of(doc_table: DataFrame) -> DataFrame:
-    """(doc_key, n_grams, n_patch_grams, patchfrac) for every document with grams."""
+    """(doc_key, n_grams, n_patch_grams, patchfrac) for every document with grams (in an
+    update: every one it recomputes)."""
     return doc_table.mapInArrow(_fraction_rows, FRACTIONS_DDL)
 
 
@@ -407,6 +444,9 @@ def _target_pairs(n_gram: int, theta: float):
                 n_grams, n_patch = _array(batch.column("n_grams")[i]), _array(batch.column("n_patch")[i])
                 server = _array(batch.column("server")[i])
                 patchy = (n_patch / n_grams >= theta) & (n_patch > 0)
+                flags = batch.column("recompute")[i]
+                if flags.is_valid:  # an update: only the documents it recomputes are targets
+                    patchy &= _array(flags).astype(bool)
                 at = np.searchsorted(sdoc, docs)
                 is_target, servers = patchy[at].astype(np.int64), server[at]
                 buckets = gram_bucket(grams, n_gram)  # grams are sorted: buckets ascending

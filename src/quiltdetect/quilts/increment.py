@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import pandas_udf
@@ -35,7 +36,7 @@ from quiltdetect.common.config import ConfigError
 from quiltdetect.common.runstate import COMPLETE, STATE_DIR
 from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, read_documents
-from quiltdetect.kernel.buckets import shift_keys
+from quiltdetect.kernel.buckets import is_member, shift_keys
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.quilts.bucketed import (
     ARRAY_WRITE_OPTIONS,
@@ -51,6 +52,9 @@ from quiltdetect.quilts.config import QuiltConfig
 
 # Settings the stored gram table depends on: an update must use the previous run's values.
 GRAM_STATE = ("k", "count_occurrences", "collapse_near_duplicates")
+# Settings the previous results depend on besides the gram sets: an update with the same values
+# recomputes only the documents the new ones touch; with others, every document.
+RESULT_SETTINGS = ("m", "c", "theta", "phi", "foreign", "exclude_attributed")
 
 
 def gram_table_name(cfg: QuiltConfig) -> str:
@@ -207,5 +211,44 @@ def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, insert
     return buckets, n
 
 
-__all__ = ["GRAM_STATE", "PreviousRun", "gram_table_name", "merged_gram_table", "open_previous",
+@dataclass(frozen=True)
+class Restriction:
+    """An update that recomputes only the documents the new ones may change (``touched_docs``)."""
+
+    new_keys: Broadcast  # the new documents' keys in the union, ascending
+    previous: str  # the previous output: quilts/ and doc_stats/ of every other document
+
+    def recomputed(self, fractions: DataFrame) -> dict[str, int]:
+        """How many documents with grams the update recomputes, and how many of them are old."""
+        is_new = _is_new(self.new_keys)
+        row = fractions.agg(F.count(F.lit(1)), F.sum(is_new("doc_key").cast("long"))).first()
+        return {"recomputed_documents": int(row[0]), "recomputed_old_documents": int(row[0]) - int(row[1] or 0)}
+
+    def with_previous(self, spark: SparkSession, quilts: DataFrame, stats: DataFrame) -> tuple[DataFrame, DataFrame]:
+        """The recomputed rows of quilts/ and doc_stats/ with the previous run's rows of every
+        other document (every old document the update touched has grams, so a doc_stats row)."""
+        done = stats.select("doc_id")
+        before = [spark.read.parquet(fs.join(self.previous, name)).join(done, on="doc_id", how="left_anti")
+                  for name in ("quilts", "doc_stats")]
+        return (before[0].unionByName(quilts), before[1].unionByName(stats))
+
+
+def _is_new(new_keys: Broadcast) -> Callable:
+    @pandas_udf("boolean")
+    def is_new(keys: pd.Series) -> pd.Series:
+        return pd.Series(is_member(keys.to_numpy(dtype=np.int64), new_keys.value))
+
+    return is_new
+
+
+def restriction(spark: SparkSession, cfg: QuiltConfig, previous: PreviousRun, inserted: np.ndarray) -> Restriction | None:
+    """The update's restriction to touched documents, or None when a setting of RESULT_SETTINGS
+    differs from the previous run's (then every document is recomputed)."""
+    if any(previous.config.get(name) != getattr(cfg, name) for name in RESULT_SETTINGS):
+        return None
+    union_keys = inserted + np.arange(inserted.shape[0], dtype=np.int64)
+    return Restriction(spark.sparkContext.broadcast(union_keys), previous.path)
+
+
+__all__ = ["RESULT_SETTINGS", "Restriction", "restriction", "GRAM_STATE", "PreviousRun", "gram_table_name", "merged_gram_table", "open_previous",
            "union_documents"]

@@ -29,9 +29,11 @@ from quiltdetect.quilts.bucketed import (
 )
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.increment import (
+    Restriction,
     gram_table_name,
     merged_gram_table,
     open_previous,
+    restriction,
     union_documents,
 )
 from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contributing
@@ -71,11 +73,14 @@ def gram_stage_key(state: RunState, cfg: QuiltConfig) -> str:
     return fingerprint([state.inputs_key, cfg.k, cfg.count_occurrences, cfg.collapse_near_duplicates, "buckets-v1"])
 
 
-def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int] | None = None) -> None:
+def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int] | None = None,
+                restrict: Restriction | None = None) -> None:
     """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/.
 
     ``grams_table``: the gram-bucket table and its bucket count when the caller made it (an
-    update); else the grams stage computes it from ``docs``.
+    update); else the grams stage computes it from ``docs``. ``restrict`` (an update with the
+    previous run's settings): compute only the documents the new ones may change, and take the
+    others' rows from the previous run's quilts/ and doc_stats/.
     """
     spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with_counts = cfg.count_occurrences
@@ -83,13 +88,15 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int]
     n_docs = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
-        doc_table = doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts,
-                                foreign=cfg.foreign).persist(SPILL)
+        doc_table = doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts, foreign=cfg.foreign,
+                                new_keys=restrict.new_keys if restrict else None).persist(SPILL)
         counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(doc_table)
 
     with metrics.stage(spark, "patchfrac", f"patch fraction per document, keep >= {cfg.theta}") as counts:
         fractions = fractions_of(doc_table).persist(SPILL)
         counts["patchy_documents"] = patchy_docs(fractions, cfg.theta).count()
+        if restrict is not None:
+            counts.update(restrict.recomputed(fractions))
         grams.unpersist()
 
     phi_note = f", drop sources covering < {cfg.phi} of pgrams" if cfg.phi > 0 else ""
@@ -105,13 +112,15 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int]
 
     with metrics.stage(spark, "quilts", f"keep documents with >= {cfg.c} sources, write quilts/") as counts:
         quilts = assemble_quilts(fractions, covers, docs, cfg.c, exclude_attributed=cfg.exclude_attributed)
-        written = out.write_table(quilts.orderBy("doc_id"), "quilts")
         stats = (
             fractions.join(sizes.select("doc_key", "n_sources"), on="doc_key", how="left")
             .join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
             .select("doc_id", "url", "n_grams", "n_patch_grams", "patchfrac",
                     F.coalesce("n_sources", F.lit(0)).cast("int").alias("n_sources"))
         )
+        if restrict is not None:
+            quilts, stats = restrict.with_previous(spark, quilts, stats)
+        written = out.write_table(quilts.orderBy("doc_id"), "quilts")
         out.write_table(stats.orderBy("doc_id"), "doc_stats")
         row = written.agg(F.count(F.lit(1)), F.avg(F.size("sources")), F.sum(F.col("attributed").cast("long"))).first()
         counts["quilts"] = int(row[0])
@@ -167,7 +176,7 @@ class QuiltsJob(Job[QuiltConfig]):
             previous = open_previous(run.spark, self.cfg)
             docs, new, inserted = union_documents(run, previous)
             grams = merged_gram_table(run, previous, new, inserted, gram_stage_key(run.state, self.cfg))
-            find_quilts(run, docs, grams)
+            find_quilts(run, docs, grams, restriction(run.spark, self.cfg, previous, inserted))
             write_actions(run, docs)
             return
         docs = run.docs()
