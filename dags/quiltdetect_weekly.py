@@ -8,6 +8,10 @@ Each task is a ``SparkSubmitOperator`` (apache-airflow-providers-apache-spark) s
 (default ``spark_default``: host ``spark://master:7077``, ``yarn`` or ``local[*]``; its extra
 sets ``deploy-mode`` and ``spark-binary``). ``ingest`` reads the crawl into a document table;
 every other task reads that table (``<run>/ingest/docs``), so WARC and HTML are parsed once.
+The quilt task is an update (``--previous '<output_root>/*/quilts'``): it adds the week's pages
+to the last complete quilt run before it, and finds the quilts of everything crawled so far
+without recomputing the old weeks (the first run, finding none, starts afresh; param
+``update_quilts`` false makes every week a run of its own crawl only).
 Inputs, output root, the shared options file, per-task options files and the spark-submit
 properties file are Airflow params, so a run can be triggered with other values. Each run
 writes ``<output_root>/<ds_nodash>/<task>/``; a retried or re-triggered task resumes its output
@@ -48,6 +52,8 @@ TASKS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 
 HOME = "{{ params.quiltdetect_home }}"
 RUN_DIR = "{{ params.output_root }}/{{ ds_nodash }}"
+# Options after the common ones, per task: the quilt task updates the last complete quilt run.
+EXTRA_ARGS = {"quilts": ["--previous", "{{ params.output_root ~ '/*/quilts' if params.update_quilts else '' }}"]}
 
 with DAG(
     dag_id="quiltdetect_weekly",
@@ -74,6 +80,9 @@ with DAG(
                                  description="spark-submit --properties-file (archives, Python); null for none"),
         "driver_python": Param("python3", type="string",
                                description="Python of the driver in client mode (has quiltdetect installed)"),
+        "update_quilts": Param(True, type="boolean",
+                               description="the quilt task adds the week to the last complete quilt run under "
+                                           "output_root (false: quilts of this week's crawl only)"),
     },
 ) as dag:
     tasks = {}
@@ -90,7 +99,8 @@ with DAG(
                       "PYSPARK_PYTHON": "{{ params.driver_python }}"},
             application_args=[*command, *source, "--output", f"{RUN_DIR}/{task_id}",
                               "--config", "{{ params.job_config }}",
-                              "--config", f"{{{{ params.task_configs.get('{task_id}', params.job_config) }}}}"],
+                              "--config", f"{{{{ params.task_configs.get('{task_id}', params.job_config) }}}}",
+                              *EXTRA_ARGS.get(task_id, [])],
         )
     for task_id, (_, upstream, _) in TASKS.items():
         for up in upstream:

@@ -57,12 +57,16 @@ print("RESULT " + json.dumps(out, default=str))
 
 RUN = r"""
 import json, sys
+from datetime import datetime, timezone
 try:
     from airflow.dag_processing.dagbag import DagBag
 except ImportError:
     from airflow.models.dagbag import DagBag
 dag = DagBag(dag_folder=sys.argv[1]).dags["quiltdetect_weekly"]
-run = dag.test(run_conf=json.loads(sys.argv[2]))
+if len(sys.argv) > 4:  # only these tasks (comma-separated)
+    dag = dag.partial_subset(sys.argv[4].split(","), include_upstream=False)
+when = datetime.fromisoformat(sys.argv[3]).replace(tzinfo=timezone.utc)
+run = dag.test(logical_date=when, run_conf=json.loads(sys.argv[2]))
 print("RESULT " + json.dumps({"state": str(run.state), "tasks": {ti.task_id: str(ti.state) for ti in run.get_task_instances()}}))
 """
 
@@ -116,9 +120,10 @@ def test_dagbag_loads_the_dag_with_its_tasks_and_spark_submit_arguments(airflow_
         assert task["application"] == f"{REPO}/jobs/{job}"
         source = (["--input", "s3a://my-bucket/crawl/"] if task_id == "ingest"
                   else ["--input", f"{run}/ingest/docs", "--input-format", "parquet"])
+        extra = ["--previous", "s3a://my-bucket/quiltdetect/*/quilts"] if task_id == "quilts" else []
         assert task["application_args"] == [
             *command, *source, "--output", f"{run}/{task_id}",
-            "--config", f"{REPO}/conf/cluster.yaml", "--config", f"{REPO}/conf/cluster.yaml"]
+            "--config", f"{REPO}/conf/cluster.yaml", "--config", f"{REPO}/conf/cluster.yaml", *extra]
         assert task["properties_file"] == f"{REPO}/conf/spark-defaults.conf"
         assert task["env_vars"]["PYSPARK_DRIVER_PYTHON"] == "python3"
 
@@ -141,7 +146,7 @@ def test_dag_test_runs_every_task_on_local_spark(airflow_env, tmp_path):
     conf = {"input": str(SAMPLE / "synthetic-quilts.warc.gz"), "output_root": str(tmp_path / "out"),
             "job_config": str(job_config), "task_configs": {"sweep": str(sweep_config)},
             "properties_file": str(properties), "driver_python": _spark_python()}
-    got = _python(RUN, [str(REPO / "dags"), json.dumps(conf)], airflow_env, timeout=2400)
+    got = _python(RUN, [str(REPO / "dags"), json.dumps(conf), "2026-01-05"], airflow_env, timeout=2400)
     assert got["state"].endswith("success"), got
     assert len(got["tasks"]) == 7 and all(s.endswith("success") for s in got["tasks"].values()), got
     runs = list((tmp_path / "out").iterdir())
@@ -153,3 +158,16 @@ def test_dag_test_runs_every_task_on_local_spark(airflow_env, tmp_path):
     metrics = json.loads((runs[0] / "quilts" / "metrics.json").read_text())
     assert metrics["stages"]["ingest"]["documents"] == 400 and metrics["stages"]["quilts"]["quilts"] > 0
     assert json.loads((runs[0] / "sweep" / "_COMPLETE").read_text())["config"]["ks"] == [4, 5]
+    assert "previous_documents" not in metrics["stages"]["ingest"]  # the first run starts afresh
+
+    # The next week's scheduled run (its ingest and quilt tasks): the quilt task updates the first.
+    week2 = {**conf, "input": str(SAMPLE / "warcfile.warc.gz")}
+    got = _python(RUN, [str(REPO / "dags"), json.dumps(week2), "2026-01-12", "ingest,quilts"], airflow_env,
+                  timeout=1200)
+    assert got["state"].endswith("success") and len(got["tasks"]) == 2, got
+    later = tmp_path / "out" / "20260112"
+    new = json.loads((later / "ingest" / "metrics.json").read_text())["stages"]["ingest"]["documents"]
+    update = json.loads((later / "quilts" / "metrics.json").read_text())["stages"]
+    assert update["ingest"]["previous_run"] == str(runs[0] / "quilts")
+    assert (update["ingest"]["previous_documents"], update["ingest"]["new_documents"]) == (400, new)
+    assert update["ingest"]["documents"] == 400 + new and update["quilts"]["quilts"] >= metrics["stages"]["quilts"]["quilts"]

@@ -13,6 +13,7 @@ from test_quilts_parity import assert_reference, corpus, corpus_rows
 from tiers import budgets, examples
 
 from quiltdetect.common.config import ConfigError, merge_settings
+from quiltdetect.common.runstate import resolve_previous
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.increment import open_previous
 from quiltdetect.quilts.job import QuiltsJob
@@ -131,18 +132,32 @@ def test_update_refuses_what_it_cannot_extend(tmp_path):
     finished quilt run."""
     previous = _finished_run(tmp_path / "prev")
     cfg = QuiltConfig(inputs=["x"], output=str(tmp_path / "out"), previous=str(previous))
-    assert open_previous(None, cfg.validate()).gram_buckets == 64
+    assert open_previous(None, cfg.validate(), str(previous)).gram_buckets == 64
     with pytest.raises(ConfigError, match="-k is 3 but the previous run .* used 5"):
-        open_previous(None, QuiltConfig(inputs=["x"], output="o", previous=str(previous), k=3).validate())
+        open_previous(None, QuiltConfig(inputs=["x"], output="o", k=3).validate(), str(previous))
     with pytest.raises(ConfigError, match="--count-occurrences is True"):
-        open_previous(None, QuiltConfig(inputs=["x"], output="o", previous=str(previous),
-                                        count_occurrences=True).validate())
+        open_previous(None, QuiltConfig(inputs=["x"], output="o", count_occurrences=True).validate(), str(previous))
     with pytest.raises(ConfigError, match="--collapse-near-duplicates cannot update"):
         QuiltConfig(inputs=["x"], output="o", previous=str(previous), collapse_near_duplicates=True).validate()
     with pytest.raises(ConfigError, match="is the --previous run"):
         QuiltConfig(inputs=["x"], output=str(previous) + "/", previous=str(previous)).validate()
     with pytest.raises(ConfigError, match="not a finished quiltdetect output"):
-        open_previous(None, QuiltConfig(inputs=["x"], output="o", previous=str(tmp_path / "none")).validate())
+        open_previous(None, QuiltConfig(inputs=["x"], output="o").validate(), str(tmp_path / "none"))
     other = _finished_run(tmp_path / "neardup", job="neardup")
     with pytest.raises(ConfigError, match="holds a neardup run"):
-        open_previous(None, QuiltConfig(inputs=["x"], output="o", previous=str(other)).validate())
+        open_previous(None, QuiltConfig(inputs=["x"], output="o").validate(), str(other))
+
+
+def test_a_previous_glob_picks_the_last_complete_run_before_the_output(tmp_path):
+    """``--previous '<root>/*/quilts'`` (the scheduled DAG): the last complete run in path order,
+    never the output itself nor a later date; none complete: '' (the run starts afresh)."""
+    pattern = str(tmp_path / "*" / "quilts")
+    assert resolve_previous(None, pattern, str(tmp_path / "20260105" / "quilts")) == ""
+    for day in ("20260105", "20260112", "20260119"):
+        _finished_run(tmp_path / day / "quilts")
+    (tmp_path / "20260126" / "quilts").mkdir(parents=True)  # a run that died: no _COMPLETE
+    assert resolve_previous(None, pattern, str(tmp_path / "20260202" / "quilts")) == str(tmp_path / "20260119" / "quilts")
+    assert resolve_previous(None, pattern, str(tmp_path / "20260119" / "quilts/")) == str(tmp_path / "20260112" / "quilts")
+    assert resolve_previous(None, pattern, str(tmp_path / "20260112" / "quilts")) == str(tmp_path / "20260105" / "quilts")
+    assert resolve_previous(None, pattern, "/elsewhere/out") == str(tmp_path / "20260119" / "quilts")
+    assert resolve_previous(None, str(tmp_path / "x"), "o") == str(tmp_path / "x")  # not a glob: as given

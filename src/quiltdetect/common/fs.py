@@ -67,6 +67,15 @@ def expand_hadoop(spark: SparkSession, pattern: str) -> list[str]:
     return sorted(files)
 
 
+def matches(spark: SparkSession | None, pattern: str) -> list[str]:
+    """The paths (files or directories) a glob matches, sorted, not descended into. A local
+    pattern keeps its form (relative stays relative); a Hadoop one comes back qualified."""
+    if is_local(pattern):
+        return sorted(glob.glob(local_path(pattern)))
+    fs, path = _hadoop(spark, pattern)
+    return sorted(status.getPath().toString() for status in (fs.globStatus(path) or []))
+
+
 def exists(spark: SparkSession, uri: str) -> bool:
     """Whether a path exists (local or Hadoop)."""
     if is_local(uri):

@@ -19,6 +19,8 @@ mixed with a new run's: the run refuses unless ``--overwrite``, which clears the
 
 from __future__ import annotations
 
+import fnmatch
+import glob
 import hashlib
 import json
 import logging
@@ -79,6 +81,26 @@ def refuse_other_runs(spark: SparkSession | None, output: str, inputs_key: str, 
             f"--output {output} holds a {run.get('job')} run of other inputs or ingestion "
             "settings; choose another --output or pass --overwrite"
         )
+
+
+def resolve_previous(spark: SparkSession | None, previous: str, output: str | None) -> str:
+    """An update's previous run: ``previous`` as given, or for a glob (``<root>/*/quilts``, as a
+    scheduled run writes) the last complete run it matches in path order, leaving out
+    ``output`` and, when the glob matches ``output`` too, every path after it (a rerun of an
+    older date never extends a newer run). '' when it matches none: the run starts afresh,
+    and the next one extends it."""
+    if not glob.has_magic(previous):
+        return previous
+    here = (output or "").rstrip("/")
+    ordered = bool(here) and fnmatch.fnmatchcase(here, previous.rstrip("/"))
+    found = ""
+    for path in fs.matches(spark, previous):
+        path = path.rstrip("/")
+        if path == here or ordered and path > here:
+            continue
+        if _read_json(spark, fs.join(path, COMPLETE)) is not None:
+            found = path
+    return found
 
 
 def run_identity(spark: SparkSession | None, output: str) -> list[str]:

@@ -16,7 +16,13 @@ from pyspark.sql import functions as F
 from quiltdetect.common.config import JobConfig
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.common.runstate import RunState, file_fingerprint, fingerprint, run_identity
+from quiltdetect.common.runstate import (
+    RunState,
+    file_fingerprint,
+    fingerprint,
+    resolve_previous,
+    run_identity,
+)
 from quiltdetect.ingest.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
@@ -46,7 +52,7 @@ def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -
         "write_rejects": cfg.write_rejects,
         "columns": cfg.columns(),
     }
-    previous = getattr(cfg, "previous", "")
+    previous = resolve_previous(spark, getattr(cfg, "previous", ""), cfg.output)
     if previous:
         key["previous"] = run_identity(spark, previous)
     return fingerprint(key)

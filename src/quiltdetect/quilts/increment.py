@@ -75,9 +75,9 @@ class PreviousRun:
     gram_buckets: int  # that table's bucket count, which the update keeps
 
 
-def open_previous(spark: SparkSession, cfg: QuiltConfig) -> PreviousRun:
-    """Check that ``--previous`` is a finished quilt run an update can extend, and describe it."""
-    path = cfg.previous
+def open_previous(spark: SparkSession | None, cfg: QuiltConfig, path: str) -> PreviousRun:
+    """Check that ``path`` (``--previous``, resolved) is a finished quilt run an update can
+    extend, and describe it."""
     text = fs.read_text(spark, fs.join(path, COMPLETE))
     if text is None:
         raise ConfigError(f"--previous {path} is not a finished quiltdetect output (no {COMPLETE}); "
@@ -174,6 +174,7 @@ def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, Data
         read.rows.unpersist()
         n_read = read.docs.count()
         read.count_into(counts, n_read)
+        counts["previous_run"] = previous.path
         counts["previous_documents"] = int(table.count()) - int(union_keys.shape[0])
         counts["new_documents"] = int(union_keys.shape[0])
         counts["already_seen"] = n_read - int(union_keys.shape[0])

@@ -8,12 +8,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, DataType, StructType
 
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
+from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint, resolve_previous
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.quilts.bucketed import (
@@ -118,6 +119,9 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int]
             .select("doc_id", "url", "n_grams", "n_patch_grams", "patchfrac",
                     F.coalesce("n_sources", F.lit(0)).cast("int").alias("n_sources"))
         )
+        # Written with every field nullable, as Parquet reads them back: an update, which adds the
+        # previous run's rows, then writes the same bytes as a fresh run.
+        quilts, stats = as_nullable(quilts), as_nullable(stats)
         if restrict is not None:
             quilts, stats = restrict.with_previous(spark, quilts, stats)
         written = out.write_table(quilts.orderBy("doc_id"), "quilts")
@@ -129,6 +133,22 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int]
             counts["attributed"] = int(row[2] or 0)
         for frame in (fractions, covers, sizes):
             frame.unpersist()
+
+
+def as_nullable(frame: DataFrame) -> DataFrame:
+    """``frame`` with every column, array element and struct field nullable, as Spark reads
+    any Parquet table back; values unchanged. (A ``when`` on the non-null doc_id, which the
+    optimizer cannot drop: casts and ``DataFrame.to`` keep non-null fields non-null.)"""
+    known = F.col("doc_id").isNotNull()
+
+    def loose(value: Column, kind: DataType) -> Column:
+        if isinstance(kind, StructType):
+            value = F.struct(*[loose(value[f.name], f.dataType).alias(f.name) for f in kind.fields])
+        elif isinstance(kind, ArrayType):
+            value = F.transform(value, lambda element: loose(element, kind.elementType))
+        return F.when(known, value)
+
+    return frame.select(*[loose(F.col(f.name), f.dataType).alias(f.name) for f in frame.schema.fields])
 
 
 def top_quilts(out: OutputFolder, n: int) -> list[dict[str, Any]]:
@@ -172,8 +192,11 @@ class QuiltsJob(Job[QuiltConfig]):
     tables = ("quilts", "doc_stats")
 
     def compute(self, run: JobRun) -> None:
-        if self.cfg.previous:
-            previous = open_previous(run.spark, self.cfg)
+        previous_path = resolve_previous(run.spark, self.cfg.previous, self.cfg.output) if self.cfg.previous else ""
+        if self.cfg.previous and not previous_path:
+            log.warning("--previous %s matches no complete run: starting afresh", self.cfg.previous)
+        if previous_path:
+            previous = open_previous(run.spark, self.cfg, previous_path)
             docs, new, inserted = union_documents(run, previous)
             grams = merged_gram_table(run, previous, new, inserted, gram_stage_key(run.state, self.cfg))
             find_quilts(run, docs, grams, restriction(run.spark, self.cfg, previous, inserted))
