@@ -14,9 +14,11 @@ from tiers import budgets, examples
 
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.runstate import resolve_previous
+from quiltdetect.ingest.urls import domain_of, host_of
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.increment import open_previous
 from quiltdetect.quilts.job import QuiltsJob
+from quiltdetect.quilts.reference import RefDoc
 
 # One setting per foreign rule; the counting mode and phi ride along.
 PARAMETERS = [
@@ -42,9 +44,9 @@ def write_rows(path: Path, rows: list[dict]) -> str:
     return str(path)
 
 
-def run_step(spark, cfg: QuiltConfig, inputs: str, output: Path, previous: Path | None):
+def run_step(spark, cfg: QuiltConfig, inputs: str, output: Path, previous: Path | None, overwrite: bool = True):
     """One run of the chain: fresh when ``previous`` is None, else an update of it."""
-    cfg.inputs, cfg.output, cfg.overwrite, cfg.top = [inputs], str(output), True, 0
+    cfg.inputs, cfg.output, cfg.overwrite, cfg.top = [inputs], str(output), overwrite, 0
     cfg.previous = str(previous) if previous else ""
     result = QuiltsJob.run(spark, cfg.validate())
     quilts = {r["doc_id"]: r for r in (x.asDict(recursive=True) for x in spark.read.parquet(str(output / "quilts")).collect())}
@@ -161,3 +163,46 @@ def test_a_previous_glob_picks_the_last_complete_run_before_the_output(tmp_path)
     assert resolve_previous(None, pattern, str(tmp_path / "20260112" / "quilts")) == str(tmp_path / "20260105" / "quilts")
     assert resolve_previous(None, pattern, "/elsewhere/out") == str(tmp_path / "20260119" / "quilts")
     assert resolve_previous(None, str(tmp_path / "x"), "o") == str(tmp_path / "x")  # not a glob: as given
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL at an exact point (as in tests/test_reliability.py)."""
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.spark
+def test_an_update_killed_leaves_the_previous_run_alone_and_resumes(spark, tmp_path, monkeypatch):
+    """Killed while its last table is being written: the previous run is byte for byte as it
+    was, and the rerun reuses the update's finished stages and equals the reference."""
+    from quiltdetect.common import fs
+
+    pages = [("a", "w1 w2 w3 w4 w5 w6"), ("b", "w4 w5 w6 w7 w8 w9"), ("c", "w1 w2 w3 w7 w8 w9 w10"),
+             ("d", "w9 w10 w11 w1 w2 w3"), ("e", "w5 w6 w7 w10 w11 w12")]
+    rows = [{"id": i, "url": f"http://h{n}.example.com/", "text": t} for n, (i, t) in enumerate(pages)]
+    first, second = write_rows(tmp_path / "first.jsonl", rows[:3]), write_rows(tmp_path / "second.jsonl", rows[3:])
+    params = dict(k=2, m=3, c=1, theta=0.2)
+    run_step(spark, merge_settings(QuiltConfig, params), first, tmp_path / "r1", None)
+    before = _snapshot(tmp_path / "r1")
+    original = fs.replace
+
+    def dies_in_last_table(spark_, source: str, target: str) -> None:
+        if target.endswith("/doc_stats"):
+            raise Killed
+        return original(spark_, source, target)
+
+    monkeypatch.setattr(fs, "replace", dies_in_last_table)
+    with pytest.raises(Killed):
+        run_step(spark, merge_settings(QuiltConfig, params), second, tmp_path / "r2", tmp_path / "r1", False)
+    assert not (tmp_path / "r2" / "_COMPLETE").exists()
+    monkeypatch.setattr(fs, "replace", original)
+    result, quilts, stats = run_step(spark, merge_settings(QuiltConfig, params), second, tmp_path / "r2",
+                                     tmp_path / "r1", False)
+    assert result.metrics.stages["ingest"]["reused"] is True and result.metrics.stages["grams"]["reused"] is True
+    assert _snapshot(tmp_path / "r1") == before
+    ref_docs = [RefDoc(r["id"], r["text"], r["url"], host_of(r["url"]),
+                                            domain_of(host_of(r["url"]))) for r in rows]
+    assert_reference(quilts, stats, ref_docs, merge_settings(QuiltConfig, params).validate(need_io=False))
+    assert quilts
