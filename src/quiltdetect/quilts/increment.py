@@ -10,7 +10,11 @@ An update into a new output directory
    order: an old key moves up by the number of new documents before it (``shift_keys``), so
    stored pairs keep their order and are never re-sorted;
 2. merges the new documents' (gram, doc) pairs into the previous gram buckets;
-3. runs the remaining stages of figure 5 on the union, as a fresh run does.
+3. runs the remaining stages of figure 5 on the union. With the previous run's settings
+   (``RESULT_SETTINGS``), patch_grams marks the old documents the new ones touch
+   (``touched_docs``), only those and the new ones get patch fractions and covers, and the
+   previous run's rows of every other document are kept (``Restriction``); with other
+   settings every document is recomputed.
 
 Its output is the fresh run's over the union of every input so far (the incremental parity
 test chains updates and checks each against the reference), holds the state for the next
