@@ -206,3 +206,22 @@ def test_an_update_killed_leaves_the_previous_run_alone_and_resumes(spark, tmp_p
                                             domain_of(host_of(r["url"]))) for r in rows]
     assert_reference(quilts, stats, ref_docs, merge_settings(QuiltConfig, params).validate(need_io=False))
     assert quilts
+
+
+@pytest.mark.spark
+def test_an_update_with_no_new_pages_keeps_the_previous_results(spark, tmp_path):
+    """A segment whose every doc_id RUN already holds (a week that re-crawled old pages only):
+    nothing is recomputed and the results are the previous run's."""
+    corpora = [[{"id": i, "url": f"http://h{i}.example.com/", "ip": None, "tokens": t, "seps": [" "], "upper": False}
+                for i, t in (("a", ["w1", "w2", "w3", "w4"]), ("b", ["w2", "w3", "w4", "w5"]),
+                             ("c", ["w1", "w2", "w4", "w5"]))]]
+    rows, ref_docs = corpus_rows(corpora)
+    inputs = write_rows(tmp_path / "week.jsonl", rows)
+    params = dict(k=2, m=3, c=1, theta=0.3)
+    _, before, _ = run_step(spark, merge_settings(QuiltConfig, params), inputs, tmp_path / "r1", None)
+    result, quilts, stats = run_step(spark, merge_settings(QuiltConfig, params), inputs, tmp_path / "r2", tmp_path / "r1")
+    stages = result.metrics.stages
+    assert (stages["ingest"]["already_seen"], stages["ingest"]["new_documents"]) == (3, 0)
+    assert stages["patchfrac"]["recomputed_documents"] == 0
+    assert quilts == before and quilts
+    assert_reference(quilts, stats, ref_docs, merge_settings(QuiltConfig, params).validate(need_io=False))
