@@ -150,7 +150,7 @@ def test_update_refuses_what_it_cannot_extend(tmp_path):
         open_previous(None, QuiltConfig(inputs=["x"], output="o").validate(), str(other))
 
 
-def test_a_previous_glob_picks_the_last_complete_run_before_the_output(tmp_path):
+def test_a_previous_glob_picks_the_last_complete_run_before_the_output(tmp_path, monkeypatch):
     """``--previous '<root>/*/quilts'`` (the scheduled DAG): the last complete run in path order,
     never the output itself nor a later date; none complete: '' (the run starts afresh)."""
     pattern = str(tmp_path / "*" / "quilts")
@@ -163,6 +163,8 @@ def test_a_previous_glob_picks_the_last_complete_run_before_the_output(tmp_path)
     assert resolve_previous(None, pattern, str(tmp_path / "20260112" / "quilts")) == str(tmp_path / "20260105" / "quilts")
     assert resolve_previous(None, pattern, "/elsewhere/out") == str(tmp_path / "20260119" / "quilts")
     assert resolve_previous(None, str(tmp_path / "x"), "o") == str(tmp_path / "x")  # not a glob: as given
+    monkeypatch.chdir(tmp_path)  # a relative glob and an absolute output name the same places
+    assert resolve_previous(None, "*/quilts", str(tmp_path / "20260119" / "quilts")) == "20260112/quilts"
 
 
 class Killed(BaseException):

@@ -29,6 +29,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from pyspark.sql import SparkSession
 
@@ -91,16 +92,25 @@ def resolve_previous(spark: SparkSession | None, previous: str, output: str | No
     and the next one extends it."""
     if not glob.has_magic(previous):
         return previous
-    here = (output or "").rstrip("/")
-    ordered = bool(here) and fnmatch.fnmatchcase(here, previous.rstrip("/"))
+    here = _path_part(output) if output else ""
+    ordered = bool(here) and fnmatch.fnmatchcase(here, _path_part(previous))
     found = ""
     for path in fs.matches(spark, previous):
         path = path.rstrip("/")
-        if path == here or ordered and path > here:
+        at = _path_part(path)
+        if at == here or ordered and at > here:
             continue
         if _read_json(spark, fs.join(path, COMPLETE)) is not None:
             found = path
     return found
+
+
+def _path_part(uri: str) -> str:
+    """What to compare of two ways to write a place: the absolute path of a local one, the
+    path of a URI (``hdfs:///x`` and ``hdfs://namenode:8020/x`` are the same place)."""
+    if fs.is_local(uri):
+        return os.path.abspath(fs.local_path(uri)).rstrip("/")
+    return urlsplit(uri).path.rstrip("/")
 
 
 def run_identity(spark: SparkSession | None, output: str) -> list[str]:
