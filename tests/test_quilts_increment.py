@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_quilts_parity import assert_reference, corpus, corpus_rows
-from tiers import budgets, examples
+from tiers import examples, parameter_cases
 
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.runstate import resolve_previous
@@ -30,15 +30,6 @@ PARAMETERS = [
 EXTENDED_ONLY = (1, 2, 3)
 
 
-def _cases() -> list:
-    cases = []
-    for i, params in enumerate(PARAMETERS):
-        name = "-".join(f"{k}{v}" for k, v in params.items())
-        for budget in budgets(1, 2)[1 if i in EXTENDED_ONLY else 0:]:
-            cases.append(pytest.param(params, *budget.values, id=f"{name}-{budget.id}", marks=budget.marks))
-    return cases
-
-
 def write_rows(path: Path, rows: list[dict]) -> str:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return str(path)
@@ -55,7 +46,7 @@ def run_step(spark, cfg: QuiltConfig, inputs: str, output: Path, previous: Path 
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize(("params", "budget"), _cases())
+@pytest.mark.parametrize(("params", "budget"), parameter_cases(PARAMETERS, EXTENDED_ONLY, 1, 2))
 def test_chain_of_updates_equals_a_fresh_run(spark, tmp_path_factory, params, budget):
     examples(budget)(given(data=st.data())(check_chain))(spark, tmp_path_factory, params)
 

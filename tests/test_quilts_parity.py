@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tiers import budgets, examples
+from tiers import examples, parameter_cases
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import domain_of, host_of
@@ -99,16 +99,7 @@ PARAMETERS = [
 EXTENDED_ONLY = (1, 5)
 
 
-def _cases() -> list:
-    cases = []
-    for i, params in enumerate(PARAMETERS):
-        name = "-".join(f"{k}{v}" for k, v in params.items())
-        for budget in budgets(2, 3)[1 if i in EXTENDED_ONLY else 0:]:
-            cases.append(pytest.param(params, *budget.values, id=f"{name}-{budget.id}", marks=budget.marks))
-    return cases
-
-
-@pytest.mark.parametrize(("params", "budget"), _cases())
+@pytest.mark.parametrize(("params", "budget"), parameter_cases(PARAMETERS, EXTENDED_ONLY, 2, 3))
 def test_spark_equals_reference(spark, tmp_path_factory, params, budget):
     examples(budget)(given(corpora=st.lists(corpus(), min_size=8, max_size=20))(check_parity))(
         spark, tmp_path_factory, params)

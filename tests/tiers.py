@@ -41,6 +41,18 @@ def budgets(fast: int, more: int) -> list:
             pytest.param(more, id=f"{more}-examples", marks=extended)]
 
 
+def parameter_cases(parameters: list[dict], extended_only: tuple[int, ...], fast: int, more: int) -> list:
+    """(params, budget) cases of a Spark property over settings: each setting with ``fast``
+    examples in the fast tier (unless its index is in ``extended_only``) and ``more`` in the
+    extended tier; ids name the setting and the budget."""
+    cases = []
+    for i, params in enumerate(parameters):
+        name = "-".join(f"{k}{v}" for k, v in params.items())
+        for budget in budgets(fast, more)[1 if i in extended_only else 0:]:
+            cases.append(pytest.param(params, *budget.values, id=f"{name}-{budget.id}", marks=budget.marks))
+    return cases
+
+
 def examples(n: int) -> settings:
     """Derandomized settings with ``n`` examples and no deadline (Spark runs take seconds).
 
