@@ -16,7 +16,6 @@ from quiltdetect.kernel.buckets import (
     hashed_gram_pairs,
     is_member,
     patch_mask,
-    shift_keys,
     sort_pairs,
     touched_docs,
 )
@@ -167,18 +166,45 @@ def test_gram_rows_split_between_grams_give_the_same_doc_buckets():
     assert split == whole
 
 
+def _triple_table(target, gram, source, key=None):
+    import pyarrow as pa
+
+    from quiltdetect.quilts import bucketed as b
+
+    column = [b._blob(np.asarray(v, dtype=np.int64)) for v in (target, gram, source)]
+    return pa.table({"bucket": pa.array([0], pa.int32()), "a": [column[0]], "b": [column[1]], "c": [column[2]],
+                     "d": pa.array([None if key is None else b._blob(np.asarray(key, dtype=np.int64))], pa.binary()),
+                     "e": pa.array([None], pa.binary())})
+
+
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.integers(0, 40), unique=True, max_size=30), st.lists(st.integers(0, 60), unique=True, max_size=20))
-def test_shift_keys_numbers_the_union_in_id_order(old_ids, new_ids):
-    """Old keys shifted by the new documents before them, and a new document's rank in the union
-    (insertion point + its rank among the new), are the dense ranks over the union."""
-    new_ids = [i for i in new_ids if i not in old_ids]
-    old_sorted, new_sorted = sorted(old_ids), sorted(new_ids)
-    union = {d: r for r, d in enumerate(sorted(old_sorted + new_sorted))}
-    inserted = np.array([np.searchsorted(old_sorted, d) for d in new_sorted], dtype=np.int64)
-    shifted = shift_keys(np.arange(len(old_sorted), dtype=np.int64), inserted)
-    assert shifted.tolist() == [union[d] for d in old_sorted]
-    assert (inserted + np.arange(len(new_sorted))).tolist() == [union[d] for d in new_sorted]
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6), st.integers(0, 9)), max_size=60),
+       st.permutations(range(10)))
+def test_cover_by_rank_breaks_ties_by_rank_and_answers_in_keys(triples, permutation):
+    """An update's triples carry each source's rank (c) and key (d): the cover orders sources by
+    rank and names them by key. With ranks ordered like the keys it is the plain cover; with any
+    ranks it is the plain cover of the ranks, renamed."""
+    from quiltdetect.quilts import bucketed as b
+
+    target, gram, source = (np.array(v, dtype=np.int64).reshape(-1) for v in zip(*triples, strict=True)) \
+        if triples else (np.empty(0, np.int64),) * 3
+    plain = b._cover_bucket(_triple_table(target, gram, source)).to_pylist()
+    monotone = b._cover_bucket(_triple_table(target, gram, 3 * source + 7, source)).to_pylist()
+    assert monotone == plain
+    rank_of = np.array(permutation, dtype=np.int64)
+    by_rank = b._cover_bucket(_triple_table(target, gram, rank_of[source], source)).to_pylist()
+    of_ranks = b._cover_bucket(_triple_table(target, gram, rank_of[source])).to_pylist()
+    key_of = {int(r): k for k, r in enumerate(rank_of)}
+    assert by_rank == [{**row, "source": key_of[row["source"]]} for row in of_ranks]
+
+
+def test_cover_by_rank_picks_the_smaller_rank_of_a_tie():
+    """Two sources each cover the target's one gram: the one with the smaller rank (doc_id) wins,
+    whatever their keys."""
+    from quiltdetect.quilts import bucketed as b
+
+    table = _triple_table([0, 0], [5, 5], [1, 0], [10, 20])  # key 20 has rank 0
+    assert [r["source"] for r in b._cover_bucket(table).to_pylist()] == [20]
 
 
 @settings(max_examples=80, deadline=None)

@@ -107,6 +107,26 @@ def test_update_keeps_the_old_page_of_a_doc_id_and_may_change_c_theta_phi(spark,
     assert (tmp_path / "r1" / "_COMPLETE").exists()  # the previous run is only read
 
 
+@pytest.mark.spark
+def test_update_breaks_ties_on_the_smallest_doc_id_not_on_arrival(spark, tmp_path):
+    """Three copies of a page: each one's cover is a tie between the other two, won by the
+    smaller doc_id. The copy "a" arrives in the update, after "b" and "t": keyed after them,
+    it must still win the ties (the cover compares ranks over the union, not keys)."""
+    words = ["w1", "w2", "w3", "w4", "w5", "w6"]
+    corpora = [[{"id": i, "url": f"http://h{n}.example.com/{i}", "ip": None, "tokens": words, "seps": [" "],
+                 "upper": False} for n, i in enumerate(("a", "b", "t"))]]
+    rows, ref_docs = corpus_rows(corpora)
+    first = write_rows(tmp_path / "first.jsonl", rows[1:])
+    second = write_rows(tmp_path / "second.jsonl", rows[:1])
+    cfg = merge_settings(QuiltConfig, dict(k=2, m=3, c=1, theta=0.5))
+    run_step(spark, cfg, first, tmp_path / "r1", None)
+    _, quilts, stats = run_step(spark, cfg, second, tmp_path / "r2", tmp_path / "r1")
+    assert_reference(quilts, stats, ref_docs, cfg.validate(need_io=False))
+    a, b, t = (r["id"] for r in rows)
+    assert [s["doc_id"] for s in quilts[t]["sources"]] == [a]
+    assert [s["doc_id"] for s in quilts[b]["sources"]] == [a]
+
+
 def _finished_run(root: Path, job: str = "quilts", **config) -> Path:
     """A directory that looks like a finished run with a gram state (no Spark needed)."""
     cfg = {"k": 5, "count_occurrences": False, "collapse_near_duplicates": False, **config}

@@ -194,20 +194,6 @@ def covers(targets: np.ndarray, grams: np.ndarray, sources: np.ndarray) -> dict[
     return {k: np.concatenate(v) if v else _EMPTY_I64 for k, v in out.items()}
 
 
-def shift_keys(keys: np.ndarray, inserted: np.ndarray) -> np.ndarray:
-    """Dense doc_keys after documents are inserted among them (an incremental update).
-
-    ``keys``: int64 keys 0..n-1 of the old documents in doc_id order; ``inserted``: int64,
-    ascending, for each new document the number of old documents whose doc_id is smaller.
-    An old key moves up by the number of new documents before it, so keys stay dense and in
-    doc_id order over the union, and arrays sorted by key stay sorted.
-    """
-    keys = np.asarray(keys, dtype=np.int64)
-    if inserted.shape[0] == 0:
-        return keys
-    return keys + np.searchsorted(inserted, keys, side="right").astype(np.int64)
-
-
 def is_member(keys: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """Which ``keys`` are in ``sorted_set`` (int64, ascending), as a boolean array."""
     if sorted_set.shape[0] == 0 or keys.shape[0] == 0:

@@ -15,7 +15,13 @@ Tables (every array a little-endian int64 ``binary`` value):
   document statistics ``doc, n_grams, n_distinct`` (columns ``gram, doc, count`` reused).
 * doc buckets (patch_grams): per ``doc_key mod n``, the patch pairs of its documents and each
   document's n_grams, n_patch_grams and server id; in an update (``increment``), also which
-  documents to recompute (``recompute``; null in a fresh run: all of them).
+  documents to recompute (``recompute``) and each document's rank in doc_id order (``rank``),
+  both null in a fresh run (every document is computed, and its key is its rank).
+
+The greedy cover breaks its last tie on the smallest doc_id. A fresh run's keys are the ranks of
+the doc_ids, so the cover compares keys; an update's new documents are keyed after the old ones,
+so there the triples carry each source's rank (computed over the union, ``doc_ranks``), the
+cover compares ranks and its picks are turned back into keys.
 
 Results do not depend on the bucket counts or on the partitioning (the parity tests check it).
 """
@@ -62,15 +68,18 @@ GRAM_BUCKETS = pa.schema([("bucket", pa.int32()), ("n", pa.int64()), ("gram", pa
                           ("doc", pa.binary()), ("count", pa.binary())])
 # Rows shuffled to doc buckets: part 0 = patch pairs (a=gram, b=doc, c=count), 1 = document
 # statistics (a=doc, b=n_grams, c=n_distinct), 2 = servers (a=doc, b=server id), 3 = documents an
-# update recomputes (a=doc).
+# update recomputes (a=doc), 4 = an update's ranks in doc_id order (a=doc, b=rank).
 DOC_PARTS = pa.schema([("dbucket", pa.int32()), ("part", pa.int8()), ("n_distinct", pa.int64()),
                        ("n_patch_grams", pa.int64()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary())])
 DOC_BUCKETS = pa.schema([("dbucket", pa.int32()), ("distinct_grams", pa.int64()), ("patch_grams", pa.int64()),
                          ("n_pairs", pa.int64()), ("gram", pa.binary()), ("doc", pa.binary()), ("count", pa.binary()),
                          ("sdoc", pa.binary()), ("n_grams", pa.binary()), ("n_patch", pa.binary()),
-                         ("server", pa.binary()), ("recompute", pa.binary())])
+                         ("server", pa.binary()), ("recompute", pa.binary()), ("rank", pa.binary())])
+# Rows by gram bucket: patch pairs (a=gram, b=doc, c=server, d=is_target, e=rank or null), then
+# by target bucket: triples (a=target, b=gram, c=source, d=null; in an update c=the source's
+# rank, d=its key).
 TRIPLE_PARTS = pa.schema([("bucket", pa.int32()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary()),
-                          ("d", pa.binary())])
+                          ("d", pa.binary()), ("e", pa.binary())])
 COVER_SCHEMA = pa.schema([("target", pa.int64()), ("rank", pa.int32()), ("source", pa.int64()),
                           ("covered", pa.int64()), ("shared", pa.int64()), ("n_pairs", pa.int64())])
 FRACTIONS = pa.schema([("doc_key", pa.int64()), ("n_grams", pa.int64()), ("n_patch_grams", pa.int64()),
@@ -316,26 +325,52 @@ def docs_by_bucket(docs: np.ndarray, n_docs: int) -> list[tuple[int, np.ndarray]
     return [(int(bucket[order[s]]), order[s:e]) for s, e in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
-def _server_parts(n_docs: int):
-    def server_parts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _server_ids(column: pa.Array) -> np.ndarray:
+    return np.fromiter((mmh3.hash64(s, SERVER_SEED)[0] for s in column.to_pylist()), dtype=np.int64,
+                       count=len(column))
+
+
+def _rank_values(column: pa.Array) -> np.ndarray:
+    return column.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _value_parts(n_docs: int, part: int, values: Callable[[pa.Array], np.ndarray]):
+    """(doc_key, x) rows -> doc-bucket parts ``part`` holding each document's int64 ``values(x)``."""
+
+    def value_parts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             keys = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
-            ids = np.fromiter((mmh3.hash64(s, SERVER_SEED)[0] for s in batch.column(1).to_pylist()),
-                              dtype=np.int64, count=keys.shape[0])
+            ids = values(batch.column(1))
             parts = docs_by_bucket(keys, n_docs)
             yield pa.RecordBatch.from_arrays(
-                [pa.array([d for d, _ in parts], pa.int32()), pa.array([2] * len(parts), pa.int8()),
+                [pa.array([d for d, _ in parts], pa.int32()), pa.array([part] * len(parts), pa.int8()),
                  pa.array([0] * len(parts), pa.int64()), pa.array([0] * len(parts), pa.int64()),
                  pa.array([_blob(keys[r]) for _, r in parts], pa.binary()),
                  pa.array([_blob(ids[r]) for _, r in parts], pa.binary()), pa.nulls(len(parts), pa.binary())],
                 schema=DOC_PARTS)
 
-    return server_parts
+    return value_parts
 
 
-def _merge_doc_bucket(table: pa.Table, restricted: bool = False) -> pa.Table:
+def _doc_values(table: pa.Table, rows: np.ndarray, sdoc: np.ndarray) -> np.ndarray:
+    """The values of the (a=doc, b=value) parts ``rows``, aligned with ``sdoc`` (0 where absent)."""
+    found_values = np.zeros(sdoc.shape[0], dtype=np.int64)
+    if rows.shape[0] == 0:
+        return found_values
+    key, value = _concat(table.column("a"), rows), _concat(table.column("b"), rows)
+    if not np.all(key[:-1] <= key[1:]):
+        o = np.argsort(key)
+        key, value = key[o], value[o]
+    at = np.searchsorted(key, sdoc)
+    found = at < key.shape[0]
+    found_values[found] = value[at[found]]
+    return found_values
+
+
+def _merge_doc_bucket(table: pa.Table, restricted: bool = False, ranked: bool = False) -> pa.Table:
     """One doc bucket's parts -> its row of the doc-bucket table; ``restricted`` (an update):
-    flag in ``recompute`` the documents that part-3 rows name."""
+    flag in ``recompute`` the documents that part-3 rows name; ``ranked``: each document's rank
+    from part-4 rows in ``rank``."""
     part = table.column("part").to_numpy()
     dbucket = table.column("dbucket")[0].as_py()
     distinct = int(pa.compute.sum(table.column("n_distinct")).as_py() or 0)
@@ -352,44 +387,40 @@ def _merge_doc_bucket(table: pa.Table, restricted: bool = False) -> pa.Table:
     with_patch, n_patch_of = doc_sums(docs, counts)
     n_patch = np.zeros(sdoc.shape[0], dtype=np.int64)
     n_patch[np.searchsorted(sdoc, with_patch)] = n_patch_of
-    servers = np.flatnonzero(part == 2)
-    server = np.zeros(sdoc.shape[0], dtype=np.int64)
-    if servers.shape[0]:
-        skey, sid = _concat(table.column("a"), servers), _concat(table.column("b"), servers)
-        at = np.searchsorted(skey, sdoc) if np.all(skey[:-1] <= skey[1:]) else None
-        if at is None:
-            o = np.argsort(skey)
-            skey, sid = skey[o], sid[o]
-            at = np.searchsorted(skey, sdoc)
-        found = at < skey.shape[0]
-        server[found] = sid[at[found]]
-    flags = None
+    server = _doc_values(table, np.flatnonzero(part == 2), sdoc)
+    flags = ranks = None
     if restricted:
         named = np.unique(_concat(table.column("a"), np.flatnonzero(part == 3)))
         flags = _blob(is_member(sdoc, named).astype(np.int64))
+    if ranked:
+        ranks = _blob(_doc_values(table, np.flatnonzero(part == 4), sdoc))
     if dbucket < 0:
         sdoc = n_grams = n_patch = server = _EMPTY
-        flags = None
+        flags = ranks = None
     values = [dbucket, distinct, patch, grams.shape[0], _blob(grams), _blob(docs), _blob(counts), _blob(sdoc),
-              _blob(n_grams), _blob(n_patch), _blob(server), flags]
+              _blob(n_grams), _blob(n_patch), _blob(server), flags, ranks]
     return pa.Table.from_arrays([pa.array([v], f.type) for v, f in zip(values, DOC_BUCKETS, strict=True)],
                                 schema=DOC_BUCKETS)
 
 
 def doc_buckets(
     grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool, foreign: str,
-    new_keys=None,
+    new_keys=None, ranks: DataFrame | None = None,
 ) -> DataFrame:
     """The doc-bucket table: patch pairs and per-document counts, grouped by ``doc_key mod n_docs``.
 
     ``new_keys``: an update's new documents (a broadcast of their keys, ascending): the table
     then flags the documents whose figures may change, and later stages compute only those.
+    ``ranks``: (doc_key, rank) when keys do not order like doc_ids (an update, ``doc_ranks``).
     """
     parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram, new_keys), DOC_PARTS_DDL)
     if foreign != "none":
         servers = docs.select("doc_key", server_column(foreign).alias("server"))
-        parts = parts.unionByName(servers.mapInArrow(_server_parts(n_docs), DOC_PARTS_DDL))
-    merge = partial(_merge_doc_bucket, restricted=new_keys is not None)
+        parts = parts.unionByName(servers.mapInArrow(_value_parts(n_docs, 2, _server_ids), DOC_PARTS_DDL))
+    if ranks is not None:
+        parts = parts.unionByName(ranks.select("doc_key", "rank").mapInArrow(_value_parts(n_docs, 4, _rank_values),
+                                                                             DOC_PARTS_DDL))
+    merge = partial(_merge_doc_bucket, restricted=new_keys is not None, ranked=ranks is not None)
     return parts.groupBy("dbucket").applyInArrow(merge, DOC_BUCKETS_DDL)
 
 
@@ -449,6 +480,8 @@ def _target_pairs(n_gram: int, theta: float):
                     patchy &= _array(flags).astype(bool)
                 at = np.searchsorted(sdoc, docs)
                 is_target, servers = patchy[at].astype(np.int64), server[at]
+                rank = batch.column("rank")[i]
+                ranks = _array(rank)[at] if rank.is_valid else None
                 buckets = gram_bucket(grams, n_gram)  # grams are sorted: buckets ascending
                 bounds = np.flatnonzero(np.concatenate(([True], buckets[1:] != buckets[:-1], [True])))
                 rows = list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
@@ -457,7 +490,9 @@ def _target_pairs(n_gram: int, theta: float):
                      pa.array([_blob(grams[s:e]) for s, e in rows], pa.binary()),
                      pa.array([_blob(docs[s:e]) for s, e in rows], pa.binary()),
                      pa.array([_blob(servers[s:e]) for s, e in rows], pa.binary()),
-                     pa.array([_blob(is_target[s:e]) for s, e in rows], pa.binary())], schema=TRIPLE_PARTS)
+                     pa.array([_blob(is_target[s:e]) for s, e in rows], pa.binary()),
+                     pa.array([None if ranks is None else _blob(ranks[s:e]) for s, e in rows], pa.binary())],
+                    schema=TRIPLE_PARTS)
 
     return target_pairs
 
@@ -467,20 +502,37 @@ def _triples_of_bucket(n_targets: int, foreign: bool):
 
     def triples(table: pa.Table) -> pa.Table:
         grams, docs, servers, is_target = (_concat(table.column(c)) for c in ("a", "b", "c", "d"))
-        grams, docs, servers, is_target = sort_pairs(grams, docs, servers, is_target)
-        target, gram, source = candidate_triples(grams, docs, servers, is_target.astype(bool), foreign=foreign)
+        ranked = table.num_rows > 0 and table.column("e")[0].is_valid
+        ids = _concat(table.column("e")) if ranked else docs  # what the cover orders sources by
+        grams, ids, servers, is_target, docs = sort_pairs(grams, ids, servers, is_target, docs)
+        target, gram, source = candidate_triples(grams, ids, servers, is_target.astype(bool), foreign=foreign)
+        keys = None
+        if ranked:  # target ranks -> keys; sources stay ranks for the cover, their keys go in ``d``
+            target, keys = _translate(target, ids, docs), _translate(source, ids, docs)
         parts = docs_by_bucket(target, n_targets)
         return pa.Table.from_arrays(
             [pa.array([b for b, _ in parts], pa.int32()), pa.array([_blob(target[r]) for _, r in parts], pa.binary()),
              pa.array([_blob(gram[r]) for _, r in parts], pa.binary()),
-             pa.array([_blob(source[r]) for _, r in parts], pa.binary()), pa.nulls(len(parts), pa.binary())],
+             pa.array([_blob(source[r]) for _, r in parts], pa.binary()),
+             pa.array([None if keys is None else _blob(keys[r]) for _, r in parts], pa.binary()),
+             pa.nulls(len(parts), pa.binary())],
             schema=TRIPLE_PARTS)
 
     return triples
 
 
+def _translate(values: np.ndarray, domain: np.ndarray, image: np.ndarray) -> np.ndarray:
+    """Each of ``values`` (all in ``domain``) mapped to the ``image`` entry at its position in
+    ``domain`` (a one-to-one map given as two aligned arrays: ranks and keys)."""
+    order = np.argsort(domain, kind="stable")
+    return image[order[np.searchsorted(domain[order], values)]]
+
+
 def _cover_bucket(table: pa.Table) -> pa.Table:
-    picks = covers(*(_concat(table.column(c)) for c in ("a", "b", "c")))
+    sources = _concat(table.column("c"))
+    picks = covers(_concat(table.column("a")), _concat(table.column("b")), sources)
+    if table.num_rows and table.column("d")[0].is_valid:  # an update: picked ranks -> keys
+        picks["source"] = _translate(picks["source"], sources, _concat(table.column("d")))
     arrays = [pa.array(picks[f.name].astype(np.int32 if f.name == "rank" else np.int64)) for f in COVER_SCHEMA]
     return pa.Table.from_arrays(arrays, schema=COVER_SCHEMA)
 

@@ -6,15 +6,16 @@ doc_key, the rank of its doc_id) and the gram-bucket table of the grams stage
 An update into a new output directory
 
 1. reads the new inputs and drops every document whose doc_id the previous run holds (the
-   old page is kept: ``already_seen`` in the ingest counts), then numbers the union in doc_id
-   order: an old key moves up by the number of new documents before it (``shift_keys``), so
-   stored pairs keep their order and are never re-sorted;
-2. merges the new documents' (gram, doc) pairs into the previous gram buckets;
+   old page is kept: ``already_seen`` in the ingest counts); old documents keep their keys and
+   the new ones are keyed after them, in doc_id order, so stored pairs never change;
+2. merges the new documents' (gram, doc) pairs into the previous gram buckets (a gram's new
+   documents come after its old ones: still sorted);
 3. runs the remaining stages of figure 5 on the union. With the previous run's settings
    (``RESULT_SETTINGS``), patch_grams marks the old documents the new ones touch
    (``touched_docs``), only those and the new ones get patch fractions and covers, and the
    previous run's rows of every other document are kept (``Restriction``); with other
-   settings every document is recomputed.
+   settings every document is recomputed. Keys no longer order like doc_ids, so the cover's
+   "smallest doc_id" tie-break uses each document's rank over the union (``doc_ranks``).
 
 Its output is the fresh run's over the union of every input so far (the incremental parity
 test chains updates and checks each against the reference), holds the state for the next
@@ -24,12 +25,11 @@ update, and does not need the previous output any more. The previous output is o
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -40,14 +40,11 @@ from quiltdetect.common.config import ConfigError
 from quiltdetect.common.runstate import COMPLETE, STATE_DIR
 from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, read_documents
-from quiltdetect.kernel.buckets import is_member, shift_keys
+from quiltdetect.kernel.buckets import is_member
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.quilts.bucketed import (
     ARRAY_WRITE_OPTIONS,
-    GRAM_BUCKETS,
     GRAM_BUCKETS_DDL,
-    _array,
-    _blob,
     _gram_rows,
     _merge_gram_bucket,
     gram_bucket_counts,
@@ -77,6 +74,7 @@ class PreviousRun:
     config: dict
     grams: str  # the URI of its gram-bucket table
     gram_buckets: int  # that table's bucket count, which the update keeps
+    documents: int | None  # its document count (keys 0 .. documents-1), None if not recorded
 
 
 def open_previous(spark: SparkSession | None, cfg: QuiltConfig, path: str) -> PreviousRun:
@@ -104,95 +102,48 @@ def open_previous(spark: SparkSession | None, cfg: QuiltConfig, path: str) -> Pr
         raise ConfigError(f"--previous {path} has no gram state ({STATE_DIR}/work/{name}); "
                           "it was made by an older version: run afresh once, then update that run")
     buckets = int(json.loads(marker_text).get("counts", {}).get("gram_buckets", 0))
-    return PreviousRun(path, str(done.get("inputs_key")), str(done.get("run_id")), before, grams, buckets)
-
-
-def _shifted_keys(spark: SparkSession, inserted: np.ndarray) -> Callable:
-    """A pandas UDF: old doc_key -> its key in the union (``inserted`` goes out as a broadcast)."""
-    points = spark.sparkContext.broadcast(inserted)
-
-    @pandas_udf("long")
-    def shifted(keys: pd.Series) -> pd.Series:
-        return pd.Series(shift_keys(keys.to_numpy(dtype=np.int64), points.value))
-
-    return shifted
-
-
-def _new_keys(spark: SparkSession, union_keys: np.ndarray) -> Callable:
-    """A pandas UDF: a new document's rank among the new ones -> its key in the union."""
-    keys = spark.sparkContext.broadcast(union_keys)
-
-    @pandas_udf("long")
-    def renumbered(ranks: pd.Series) -> pd.Series:
-        return pd.Series(keys.value[ranks.to_numpy(dtype=np.int64)])
-
-    return renumbered
-
-
-def _shift_gram_rows(n: int, inserted) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Gram-bucket rows with their doc keys moved to the union's (pairs stay sorted)."""
-
-    def shift(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        points = inserted.value
-        for batch in batches:
-            buckets = batch.column("bucket").to_numpy()
-            column = {"gram": [], "doc": []}
-            for i in range(batch.num_rows):
-                keys_in = "doc" if buckets[i] < n else "gram"  # statistics rows hold doc keys in ``gram``
-                other = "gram" if keys_in == "doc" else "doc"
-                column[keys_in].append(_blob(shift_keys(_array(batch.column(keys_in)[i]), points)))
-                column[other].append(batch.column(other)[i].as_py())
-            yield pa.RecordBatch.from_arrays(
-                [batch.column("bucket"), batch.column("n"), pa.array(column["gram"], pa.binary()),
-                 pa.array(column["doc"], pa.binary()), batch.column("count")], schema=GRAM_BUCKETS)
-
-    return shift
+    documents = done.get("metrics", {}).get("stages", {}).get("ingest", {}).get("documents")
+    return PreviousRun(path, str(done.get("inputs_key")), str(done.get("run_id")), before, grams, buckets,
+                       None if documents is None else int(documents))
 
 
 SEGMENT = f"{STATE_DIR}/work/segment"  # the new documents of an update, keyed as in docs/
 
 
-def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, DataFrame, np.ndarray]:
-    """The ingest stage of an update: docs/ = the previous documents (keys shifted) and the new
-    ones not already there. Returns docs/, the new documents and ``inserted`` (see ``shift_keys``)."""
+def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, DataFrame, int]:
+    """The ingest stage of an update: docs/ = the previous documents (their keys unchanged) and
+    the new ones not already there, keyed after them in doc_id order. Returns docs/, the new
+    documents and the number of previous documents (the first new key)."""
     spark, cfg, out, state = run.spark, run.cfg, run.out, run.state
     with run.metrics.stage(spark, "ingest", "read the new inputs, add them to the previous docs/") as counts:
         old = spark.read.parquet(fs.join(previous.path, "docs"))
         done = state.stage("ingest", state.inputs_key)
-        if done is not None and "inserted" in done:
+        if done is not None and "previous_documents" in done:
             counts.update(done)
             counts["reused"] = True
-            return out.read_table("docs"), out.read_table(SEGMENT), np.asarray(done["inserted"], dtype=np.int64)
+            return out.read_table("docs"), out.read_table(SEGMENT), int(done["previous_documents"])
+        n_old = previous.documents if previous.documents is not None else int(old.count())
         read = read_documents(spark, cfg, out, files=run.files, frame=run.frame)
         fresh = read.docs.join(old.select("doc_id"), on="doc_id", how="left_anti")
-        ids = old.select("doc_id", F.col("doc_key").alias("_old")).unionByName(
-            fresh.select("doc_id", F.lit(None).cast("long").alias("_old")))
-        union_keys = np.sort(with_doc_keys(ids).where(F.col("_old").isNull()).select("doc_key")
-                             .toPandas()["doc_key"].to_numpy(dtype=np.int64))
-        inserted = union_keys - np.arange(union_keys.shape[0], dtype=np.int64)
         columns = [*DOC_COLUMNS, "doc_key"]
-        new = with_doc_keys(fresh).withColumn("doc_key", _new_keys(spark, union_keys)("doc_key")).select(*columns)
+        new = with_doc_keys(fresh).withColumn("doc_key", F.col("doc_key") + F.lit(n_old)).select(*columns)
         new = out.write_table(new, SEGMENT, DOCS_WRITE_OPTIONS)
-        moved = old.withColumn("doc_key", _shifted_keys(spark, inserted)("doc_key")).select(*columns)
-        table = out.write_table(moved.unionByName(new), "docs", DOCS_WRITE_OPTIONS)
+        table = out.write_table(old.select(*columns).unionByName(new), "docs", DOCS_WRITE_OPTIONS)
+        n_read, n_new = read.docs.count(), new.count()  # before the cached inputs go: no second read
         read.rows.unpersist()
-        n_read = read.docs.count()
         read.count_into(counts, n_read)
         counts["previous_run"] = previous.path
-        counts["previous_documents"] = int(table.count()) - int(union_keys.shape[0])
-        counts["new_documents"] = int(union_keys.shape[0])
-        counts["already_seen"] = n_read - int(union_keys.shape[0])
-        counts["documents"] = counts["previous_documents"] + counts["new_documents"]
-        # ``inserted`` has one entry per new document; stored so a resumed update needs no recount.
-        state.finish_stage("ingest", state.inputs_key, ["docs", SEGMENT],
-                           {**{k: v for k, v in counts.items() if k != "seconds"}, "inserted": inserted.tolist()})
-    return table, new, inserted
+        counts["previous_documents"] = n_old
+        counts["new_documents"] = n_new
+        counts["already_seen"] = n_read - n_new
+        counts["documents"] = n_old + n_new
+        state.finish_stage("ingest", state.inputs_key, ["docs", SEGMENT], {k: v for k, v in counts.items() if k != "seconds"})
+    return table, new, n_old
 
 
-def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, inserted: np.ndarray,
-                      key: str) -> tuple[DataFrame, int]:
-    """The grams stage of an update: the previous gram buckets with shifted keys, merged with
-    the new documents' pairs. Equal, pair for pair, to the fresh run's table over the union."""
+def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, key: str) -> tuple[DataFrame, int]:
+    """The grams stage of an update: the previous gram buckets merged with the new documents'
+    pairs (their keys come after every old key, so each gram's documents stay ascending)."""
     spark, cfg, state = run.spark, run.cfg, run.state
     name = gram_table_name(cfg)
     table = f"{STATE_DIR}/work/{name}"
@@ -203,8 +154,7 @@ def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, insert
             counts.update(done)
             counts["reused"] = True
             return state.out.read_table(table), int(done["gram_buckets"])
-        points = spark.sparkContext.broadcast(inserted)
-        old = spark.read.parquet(previous.grams).mapInArrow(_shift_gram_rows(n, points), GRAM_BUCKETS_DDL)
+        old = spark.read.parquet(previous.grams)
         new_rows = new.select("doc_key", "text").mapInArrow(_gram_rows(cfg.k, n, cfg.count_occurrences),
                                                                  GRAM_BUCKETS_DDL)
         merged = old.unionByName(new_rows).groupBy("bucket").applyInArrow(
@@ -214,6 +164,14 @@ def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, insert
         counts["gram_buckets"] = n
         state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
     return buckets, n
+
+
+def doc_ranks(docs: DataFrame) -> DataFrame:
+    """(doc_key, rank): each document's rank in doc_id order over the union, for the greedy
+    cover's last tie-break (an update keys new documents after the old ones, so keys no longer
+    order like doc_ids). One sort of the doc_id column."""
+    keyed = with_doc_keys(docs.select("doc_id", F.col("doc_key").alias("_key")))
+    return keyed.select(F.col("_key").alias("doc_key"), F.col("doc_key").alias("rank"))
 
 
 @dataclass(frozen=True)
@@ -246,14 +204,13 @@ def _is_new(new_keys: Broadcast) -> Callable:
     return is_new
 
 
-def restriction(spark: SparkSession, cfg: QuiltConfig, previous: PreviousRun, inserted: np.ndarray) -> Restriction | None:
+def restriction(spark: SparkSession, cfg: QuiltConfig, previous: PreviousRun, n_old: int, n_new: int) -> Restriction | None:
     """The update's restriction to touched documents, or None when a setting of RESULT_SETTINGS
     differs from the previous run's (then every document is recomputed)."""
     if any(previous.config.get(name) != getattr(cfg, name) for name in RESULT_SETTINGS):
         return None
-    union_keys = inserted + np.arange(inserted.shape[0], dtype=np.int64)
-    return Restriction(spark.sparkContext.broadcast(union_keys), previous.path)
+    return Restriction(spark.sparkContext.broadcast(np.arange(n_old, n_old + n_new, dtype=np.int64)), previous.path)
 
 
-__all__ = ["RESULT_SETTINGS", "Restriction", "restriction", "GRAM_STATE", "PreviousRun", "gram_table_name", "merged_gram_table", "open_previous",
+__all__ = ["RESULT_SETTINGS", "Restriction", "doc_ranks", "restriction", "GRAM_STATE", "PreviousRun", "gram_table_name", "merged_gram_table", "open_previous",
            "union_documents"]

@@ -31,6 +31,7 @@ from quiltdetect.quilts.bucketed import (
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.increment import (
     Restriction,
+    doc_ranks,
     gram_table_name,
     merged_gram_table,
     open_previous,
@@ -75,13 +76,14 @@ def gram_stage_key(state: RunState, cfg: QuiltConfig) -> str:
 
 
 def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int] | None = None,
-                restrict: Restriction | None = None) -> None:
+                restrict: Restriction | None = None, ranks: DataFrame | None = None) -> None:
     """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/.
 
     ``grams_table``: the gram-bucket table and its bucket count when the caller made it (an
     update); else the grams stage computes it from ``docs``. ``restrict`` (an update with the
     previous run's settings): compute only the documents the new ones may change, and take the
-    others' rows from the previous run's quilts/ and doc_stats/.
+    others' rows from the previous run's quilts/ and doc_stats/. ``ranks`` (an update):
+    (doc_key, rank in doc_id order) for the cover's tie-break, keys no longer ordering like doc_ids.
     """
     spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with_counts = cfg.count_occurrences
@@ -90,7 +92,7 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int]
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
         doc_table = doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts, foreign=cfg.foreign,
-                                new_keys=restrict.new_keys if restrict else None).persist(SPILL)
+                                new_keys=restrict.new_keys if restrict else None, ranks=ranks).persist(SPILL)
         counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(doc_table)
 
     with metrics.stage(spark, "patchfrac", f"patch fraction per document, keep >= {cfg.theta}") as counts:
@@ -178,10 +180,10 @@ def write_actions(run: JobRun, docs: DataFrame) -> None:
                          .select(*docs.columns, "n_grams", "n_patch_grams", "patchfrac",
                                  F.coalesce("n_sources", F.lit(0)).alias("n_sources"),
                                  F.coalesce("is_quilt", F.lit(False)).alias("is_quilt")))
-            counts["annotated"] = out.write_table(annotated.orderBy("doc_key"), "annotated", DOCS_WRITE_OPTIONS).count()
+            counts["annotated"] = out.write_table(annotated.orderBy("doc_id"), "annotated", DOCS_WRITE_OPTIONS).count()
         if cfg.write_filtered:
             filtered = docs.join(quilted, on="doc_id", how="left_anti").select(*docs.columns)
-            counts["filtered"] = out.write_table(filtered.orderBy("doc_key"), "filtered", DOCS_WRITE_OPTIONS).count()
+            counts["filtered"] = out.write_table(filtered.orderBy("doc_id"), "filtered", DOCS_WRITE_OPTIONS).count()
 
 
 class QuiltsJob(Job[QuiltConfig]):
@@ -197,9 +199,10 @@ class QuiltsJob(Job[QuiltConfig]):
             log.warning("--previous %s matches no complete run: starting afresh", self.cfg.previous)
         if previous_path:
             previous = open_previous(run.spark, self.cfg, previous_path)
-            docs, new, inserted = union_documents(run, previous)
-            grams = merged_gram_table(run, previous, new, inserted, gram_stage_key(run.state, self.cfg))
-            find_quilts(run, docs, grams, restriction(run.spark, self.cfg, previous, inserted))
+            docs, new, n_old = union_documents(run, previous)
+            grams = merged_gram_table(run, previous, new, gram_stage_key(run.state, self.cfg))
+            find_quilts(run, docs, grams, restriction(run.spark, self.cfg, previous, n_old, new.count()),
+                        ranks=doc_ranks(docs))
             write_actions(run, docs)
             return
         docs = run.docs()
