@@ -507,9 +507,11 @@ def summary(results: dict) -> str:
 
 
 def incremental_rows(args: argparse.Namespace, record) -> dict:
-    """An archive run, the update that adds a new segment to it (``--previous``), and a fresh
-    run over both, in this one harness run: the update's share of the fresh run's time, the
-    bytes of state per page, and the share of old documents the update recomputed."""
+    """An archive run, the update that adds a new segment to it (``--previous``), a fresh run
+    over both and a fresh run over the segment alone, in this one harness run: the update's
+    share of the fresh run's time, its floor (the segment alone: every stage's fixed cost and
+    the segment's own work, no archive), the bytes of state per page, and the share of old
+    documents the update recomputed."""
     total = args.archive_pages + args.segment_pages
     corpus, meta = make_corpus(args.work, total, args.seed)
     archive, archive_meta, segment, segment_meta = split_corpus(args.work, corpus, meta, args.segment_pages)
@@ -518,6 +520,7 @@ def incremental_rows(args: argparse.Namespace, record) -> dict:
         ("archive", archive, archive_meta, args.work / "inc-archive", None),
         ("update", segment, segment_meta, args.work / "inc-update", args.work / "inc-archive"),
         ("fresh", corpus, meta, args.work / "inc-fresh", None),
+        ("segment-alone", segment, segment_meta, args.work / "inc-segment-alone", None),
     ):
         res = child("quilts", path, output, args.work / f"inc-{label}.json", args, previous=previous)
         record(f"incremental {label} {m['pages']}", f"incremental-{label}", m, res)
@@ -531,6 +534,8 @@ def incremental_rows(args: argparse.Namespace, record) -> dict:
         "update_seconds": runs["update"]["seconds"], "fresh_seconds": runs["fresh"]["seconds"],
         "update_over_fresh": round(runs["update"]["seconds"] / runs["fresh"]["seconds"], 3),
         "update_cpu_over_fresh": round(runs["update"]["cpu_seconds"] / runs["fresh"]["cpu_seconds"], 3),
+        "segment_alone_seconds": runs["segment-alone"]["seconds"],
+        "segment_alone_over_fresh": round(runs["segment-alone"]["seconds"] / runs["fresh"]["seconds"], 3),
         "gram_state_bytes_per_page": round(tree_bytes(state) / pages, 1),
         "docs_bytes_per_page": round(tree_bytes(args.work / "inc-archive" / "docs") / pages, 1),
         "old_documents_recomputed_share": round(touched / pages, 4),
