@@ -1,8 +1,9 @@
 """Incremental quilt detection: a new crawl segment added to a finished quilt run (``--previous``).
 
 Every quilt run keeps what an update needs beside its results: ``docs/`` (each document with its
-doc_key, the rank of its doc_id) and the gram-bucket table of the grams stage
-(``_quiltdetect/work/gram-buckets-k…``: every (gram, doc) pair and each document's gram counts).
+doc_key: the rank of its doc_id in a fresh run, kept by every update) and the gram-bucket table of
+the grams stage (``_quiltdetect/work/gram-buckets-k…``: every (gram, doc) pair and each
+document's gram counts).
 An update into a new output directory
 
 1. reads the new inputs and drops every document whose doc_id the previous run holds (the
