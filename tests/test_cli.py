@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
+import types
 from pathlib import Path
 
 import pytest
@@ -268,3 +269,53 @@ def test_old_java_is_one_error_line_from_the_console_command(tmp_path):
         "install one (e.g. `apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`) "
         "or set JAVA_HOME to one you have"]
     assert not (tmp_path / "o").exists()
+
+
+class _Builder:
+    """A stand-in for SparkSession.builder that records the settings a session would start with."""
+
+    def __init__(self) -> None:
+        self.conf: dict[str, str] = {}
+
+    def appName(self, name: str) -> _Builder:  # noqa: N802 (Spark's name)
+        return self
+
+    def config(self, key: str, value: str) -> _Builder:
+        self.conf[key] = value
+        return self
+
+    def getOrCreate(self) -> types.SimpleNamespace:  # noqa: N802
+        context = types.SimpleNamespace(defaultParallelism=2, setLogLevel=lambda level: None, uiWebUrl=None)
+        settings = types.SimpleNamespace(get=lambda key, default=None: "8", set=lambda key, value: None)
+        return types.SimpleNamespace(conf=settings, sparkContext=context)
+
+
+@pytest.mark.parametrize("local", [True, False], ids=["console", "spark-submit"])
+def test_the_console_starts_its_jvm_with_c1_only_and_spark_submit_keeps_its_own(monkeypatch, tmp_path, local):
+    """The console's driver JVM compiles with C1 only (short runs end before C2's compile time
+    pays back; docs/performance.md, "JIT"), as default Java options that a user's extra options
+    add to and an empty --set turns off; under spark-submit the JVM runs already and the
+    cluster's settings stand, so the setting is not passed on."""
+    from quiltdetect.common import session
+
+    builder = _Builder()
+    monkeypatch.setattr(session.SparkSession, "builder", builder)
+    monkeypatch.setattr(session, "check_java", lambda: 17)
+    monkeypatch.setattr(session, "SparkConf", _nothing_submitted)
+    cfg = quilt_config(build_parser().parse_args(
+        ["quilts", "--input", str(tmp_path), "--output", str(tmp_path / "out"),
+         "--set", "spark.driver.extraJavaOptions=-Dfoo=1"]))
+    session.build_session("t", cfg.spark, local=local)
+    if local:
+        assert builder.conf["spark.driver.defaultJavaOptions"] == "-XX:TieredStopAtLevel=1"
+        assert builder.conf["spark.driver.extraJavaOptions"] == "-Dfoo=1"
+    else:
+        assert "spark.driver.defaultJavaOptions" not in builder.conf
+    off = quilt_config(build_parser().parse_args(
+        ["quilts", "--input", str(tmp_path), "--output", str(tmp_path / "out"), "--set", "spark.driver.defaultJavaOptions="]))
+    assert off.spark["spark.driver.defaultJavaOptions"] == ""
+
+
+def _nothing_submitted() -> types.SimpleNamespace:
+    """A SparkConf stand-in: spark-submit set nothing."""
+    return types.SimpleNamespace(get=lambda key, default=None: default, contains=lambda key: False)

@@ -26,6 +26,13 @@ def local_spark_defaults() -> dict[str, Any]:
     return {
         "spark.master": "local[*]",
         "spark.driver.memory": "4g",
+        # The JVM's C1 compiler only: its optimising C2 compiler spent 22 of a 10,000-page quilt
+        # run's 62 CPU seconds compiling, on a run that ends before that pays back. Whole quilt
+        # runs on the 2-core machine, C1 only / both compilers (docs/performance.md, "JIT"):
+        # 0.84 of the wall time at 10,000 pages, 0.89 at 100,000, 1.04 at 1,000,000. In
+        # defaultJavaOptions, so a user's spark.driver.extraJavaOptions add to it; set
+        # spark.driver.defaultJavaOptions= (empty) for both compilers.
+        "spark.driver.defaultJavaOptions": "-XX:TieredStopAtLevel=1",
         "spark.sql.shuffle.partitions": 32,
         "spark.sql.execution.arrow.maxRecordsPerBatch": 2000,
         "spark.log.level": "WARN",

@@ -114,6 +114,7 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
         conf = {k: v for k, v in conf.items() if not submitted.contains(k)}
         conf.pop("spark.master", None)
         conf.pop("spark.driver.memory", None)
+        conf.pop("spark.driver.defaultJavaOptions", None)  # the driver JVM is running already
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
