@@ -201,6 +201,30 @@ def test_small_files_are_written_whole_through_hadoop_too(spark, tmp_path, monke
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".crc")) == ["marker.json"]
 
 
+@pytest.mark.parametrize("hadoop", [False, True], ids=["local", "hadoop"])
+def test_a_table_made_of_other_tables_files_holds_their_rows_and_leaves_them_as_they_were(
+        spark, tmp_path, monkeypatch, hadoop):
+    """``OutputFolder.concat_tables`` (an update's docs/: the previous docs/ files and the
+    segment's) links or copies the files, undecoded, renames the table into place whole and
+    leaves the sources readable, locally and through Hadoop (s3a://, hdfs://)."""
+    from quiltdetect.common.folder import OutputFolder
+
+    if hadoop:
+        monkeypatch.setattr(fs, "is_local", lambda uri: False)
+    root = f"file://{tmp_path}" if hadoop else str(tmp_path)
+    a = spark.createDataFrame([(i, f"a{i}") for i in range(5)], "doc_key long, text string")
+    b = spark.createDataFrame([(i, f"b{i}") for i in range(5, 8)], "doc_key long, text string")
+    a.repartition(3).write.parquet(str(tmp_path / "a"))
+    b.write.parquet(str(tmp_path / "b"))
+    out = OutputFolder(spark, root + "/out", tag="t")
+    table = out.concat_tables([root + "/a", root + "/b"], "docs")
+    expected = sorted((i, f"a{i}") for i in range(5)) + [(i, f"b{i}") for i in range(5, 8)]
+    assert sorted(tuple(r) for r in table.collect()) == expected
+    assert (tmp_path / "out" / "docs" / "_SUCCESS").exists()
+    assert not [p for p in (tmp_path / "out").rglob("*") if "_quiltdetect" in p.parts and p.is_file()]
+    assert sorted(tuple(r) for r in spark.read.parquet(str(tmp_path / "a")).collect()) == expected[:5]
+
+
 @pytest.mark.e2e
 def test_console_command_killed_then_spark_submit_resumes_to_the_baseline(tmp_path, baseline):
     """The real entry points, in the only subprocess runs of the fast tier.

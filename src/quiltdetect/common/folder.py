@@ -61,6 +61,19 @@ class OutputFolder:
         """A Parquet table of the folder."""
         return self.spark.read.parquet(self.path(name))
 
+    def concat_tables(self, sources: list[str], name: str) -> DataFrame:
+        """The table ``name`` made of the files of the Parquet tables ``sources`` (URIs, one
+        schema), copied or hard-linked, not decoded (``fs.copy_files``); atomically, like
+        ``write_table``. Returns the table read back."""
+        tag = self.tag or uuid.uuid4().hex[:12]
+        scratch = fs.join(self.scratch or self.path(SCRATCH), f"{name.replace('/', '_')}-{tag}")
+        fs.delete(self.spark, scratch)
+        for i, source in enumerate(sources):
+            fs.copy_files(self.spark, source, scratch, prefix=f"t{i}-")
+        fs.write_bytes(self.spark, fs.join(scratch, "_SUCCESS"), b"")
+        fs.replace(self.spark, scratch, self.path(name))
+        return self.read_table(name)
+
     def write_table(self, frame: DataFrame, name: str, options: dict[str, str] | None = None) -> DataFrame:
         """Write ``frame`` as the Parquet table ``name`` (writer ``options`` as given), atomically:
         into the scratch directory first, then renamed into place. Returns the table read back."""

@@ -129,7 +129,9 @@ def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, Data
         columns = [*DOC_COLUMNS, "doc_key"]
         new = with_doc_keys(fresh).withColumn("doc_key", F.col("doc_key") + F.lit(n_old)).select(*columns)
         new = out.write_table(new, SEGMENT, DOCS_WRITE_OPTIONS)
-        table = out.write_table(old.select(*columns).unionByName(new), "docs", DOCS_WRITE_OPTIONS)
+        # docs/ = the previous docs/ files and the segment's, linked or copied as they are: the
+        # old texts are not read, decoded and encoded again (5.4 s of a 100,000-page update).
+        table = out.concat_tables([fs.join(previous.path, "docs"), out.path(SEGMENT)], "docs")
         n_read, n_new = read.docs.count(), new.count()  # before the cached inputs go: no second read
         read.rows.unpersist()
         read.count_into(counts, n_read)
