@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
+from quiltdetect.ingest.read import TEXT_CACHE
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.neardup.clusters import connected_components
@@ -25,7 +26,10 @@ def near_duplicate_clusters(spark: SparkSession, docs: DataFrame, cfg: NearDupCo
     what = (f"terms, {cfg.k}-shingles, {cfg.lsh_bands} bands of {cfg.lsh_rows} min-hashes" if cfg.algorithm == "lsh"
             else f"terms, {cfg.k}-shingles, supershingles, simhash")
     with metrics.stage(spark, "fingerprints", what) as counts:
-        fps = fingerprints(docs, cfg).persist(SPILL)
+        # On disk only, like the texts (ingest/read.py: TEXT_CACHE): every page's shingle set and
+        # band keys, ~5 KB a page. Kept in memory (MEMORY_AND_DISK), the cached batches of
+        # 1,000,000 pages filled the 4 GB heap: OutOfMemoryError while caching them.
+        fps = fingerprints(docs, cfg).persist(TEXT_CACHE)
         row = fps.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
         counts["documents"] = int(row[0])
         counts["without_terms"] = int(row[1] or 0)
