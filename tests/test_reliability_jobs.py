@@ -1,5 +1,5 @@
 """Every job besides quilts: byte-identical tables for every partitioning of
-tiers.JOB_PARTITIONINGS (29 shuffle partitions without AQE and the inputs reversed, extended tier),
+tiers.JOB_PARTITIONINGS (11 shuffle partitions without AQE and the inputs reversed, extended tier),
 against a reference run under the session's settings; _COMPLETE published last; a rerun reports
 the complete run; new settings reuse docs/ and equal a fresh run (neardup, mwo).
 
