@@ -6,7 +6,7 @@
 Runs the exact per-page function of the Spark stage in one process on one core, over every
 page's visible text: for lsh (the default) terms, the shingle set and its bands' min-hashes; for
 Henzinger's algorithms terms, shingles, 84 min-hashes, supershingles, 384-bit simhash and its
-pieces. The pages are parsed first (not timed) with the ingest HTML extractor when the
+pieces; then, as the stage does per Arrow batch of 10,000 pages, the list columns it returns. The pages are parsed first (not timed) with the ingest HTML extractor when the
 table has raw HTML, so the figure is the fingerprint step alone.
 """
 
@@ -19,7 +19,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.fingerprints import fingerprint_row, lsh_row
+from quiltdetect.neardup.fingerprints import fingerprint_arrays, lsh_arrays
+from quiltdetect.neardup.pairs import long_lists
 from quiltdetect.neardup.simhash import n_pieces
 
 
@@ -48,12 +49,17 @@ def main() -> None:
     pieces = n_pieces(args.c_threshold)
     bands, rows = defaults.lsh_bands, defaults.lsh_rows
     n_terms = 0
+    batch = 10_000  # spark.sql.execution.arrow.maxRecordsPerBatch
     t0 = time.process_time()
-    for text, url, imgs in zip(texts, urls, images, strict=True):
+    for start in range(0, len(texts), batch):
+        page = zip(texts[start:start + batch], urls[start:start + batch], images[start:start + batch], strict=True)
         if args.algorithm == "lsh":
-            n_terms += lsh_row(text, url, imgs, args.k, False, bands, rows)[0]
+            out = [lsh_arrays(text, url, imgs, args.k, False, bands, rows) for text, url, imgs in page]
         else:
-            n_terms += fingerprint_row(text, url, imgs, args.k, False, pieces)[0]
+            out = [fingerprint_arrays(text, url, imgs, args.k, False, pieces) for text, url, imgs in page]
+        n_terms += sum(row[0] for row in out)
+        for column in list(zip(*out, strict=True))[1:]:
+            long_lists(list(column))
     seconds = time.process_time() - t0
     what = f"{bands} x {rows} bands" if args.algorithm == "lsh" else f"{pieces} simhash pieces"
     print(f"{len(texts):,} pages, {n_terms:,} terms, {args.algorithm}, k={args.k}, {what}: "

@@ -11,7 +11,13 @@ from quiltdetect.kernel.grams import fmix64
 from quiltdetect.neardup import calibrate as cal
 from quiltdetect.neardup import lsh
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.fingerprints import fingerprint, fingerprint_row, lsh_row, shingle_set
+from quiltdetect.neardup.fingerprints import (
+    fingerprint,
+    fingerprint_arrays,
+    lsh_arrays,
+    shingle_set,
+)
+from quiltdetect.neardup.pairs import long_lists
 from quiltdetect.neardup.shingles import shingles
 from quiltdetect.neardup.simhash import (
     N_BITS,
@@ -142,13 +148,20 @@ def test_pieces_catch_every_pair_within_the_threshold(threshold, data):
     assert n_pieces(373) == 12 and pieces(a, 12).max() < 2**32
 
 
-def test_fingerprint_row_as_spark_longs():
-    n, ss, sh, pc = fingerprint_row("one two three four five six seven eight nine", None, None, 8, False, 12)
-    assert n == 9 and len(ss) == 6 and len(sh) == 6 and len(pc) == 12
-    assert all(isinstance(v, int) and -(2**63) <= v < 2**63 for v in ss + sh)
-    assert fingerprint_row("", None, None, 8, False, 12) == (0, None, None, None)
+def test_fingerprint_arrays_become_spark_longs_with_the_same_bits():
+    n, ss, sh, pc = fingerprint_arrays("one two three four five six seven eight nine", None, None, 8, False, 12)
+    assert n == 9 and ss.shape == (6,) and sh.shape == (6,) and pc.shape == (12,)
+    assert fingerprint_arrays("", None, None, 8, False, 12) == (0, None, None, None)
     fp = fingerprint("one two three four five six seven eight nine")
-    assert np.array_equal(np.array(ss, dtype=np.int64).view(np.uint64), fp.supershingles)
+    assert np.array_equal(ss, fp.supershingles)
+    column = long_lists([ss, None, sh, np.empty(0, dtype=np.uint64)])
+    assert str(column.type) == "list<item: int64>" and column.null_count == 1
+    got = column.to_pylist()
+    assert got[1] is None and got[3] == [] and len(got[0]) == 6
+    assert all(isinstance(v, int) and -(2**63) <= v < 2**63 for v in got[0] + got[2])
+    assert np.array_equal(np.array(got[0], dtype=np.int64).view(np.uint64), fp.supershingles)
+    assert np.array_equal(np.array(got[2], dtype=np.int64).view(np.uint64), sh)
+    assert long_lists([None]).to_pylist() == [None] and long_lists([]).to_pylist() == []
 
 
 def test_calibration_scores_and_choice():
@@ -209,8 +222,9 @@ def test_resemblance_and_containment_are_broders():
     assert lsh.band_keys(np.empty(0, dtype=np.uint64), 4, 2) is None and not lsh.is_candidate(None, None)
 
 
-def test_lsh_row_as_spark_longs():
-    n, sets, keys = lsh_row("one two three four five six", None, None, 4, False, 40, 3)
-    assert n == 6 and len(sets) == 3 and len(keys) == 40
-    assert np.array_equal(np.sort(np.array(sets, dtype=np.int64).view(np.uint64)), shingle_set("one two three four five six"))
-    assert lsh_row("", None, None, 4, False, 40, 3) == (0, None, None)
+def test_lsh_arrays_are_the_shingle_set_and_its_bands():
+    n, sets, keys = lsh_arrays("one two three four five six", None, None, 4, False, 40, 3)
+    assert n == 6 and sets.shape == (3,) and keys.shape == (40,)
+    assert np.array_equal(sets, shingle_set("one two three four five six"))
+    assert np.array_equal(keys, lsh.band_keys(sets, 40, 3))
+    assert lsh_arrays("", None, None, 4, False, 40, 3) == (0, None, None)

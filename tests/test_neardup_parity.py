@@ -21,6 +21,7 @@ from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import host_of
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.fingerprints import fingerprint_arrays, lsh_arrays
 from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs, pair_columns
 from quiltdetect.neardup.reference import RefDoc, reference_clusters, reference_pairs
 
@@ -98,6 +99,33 @@ def _param_id(p: dict) -> str:
     return "-".join(f"{k}{v}" for k, v in p.items())
 
 
+def reference_bucket_counts(docs: list[RefDoc], cfg: NearDupConfig) -> dict[str, int]:
+    """The bucket counts by their definition: pages with an equal fingerprint at the same
+    index share a bucket; buckets of 2+ pages are counted, those over the cap are not expanded."""
+    from collections import Counter
+
+    from quiltdetect.neardup.simhash import n_pieces
+
+    kinds = ({"lsh": 2} if cfg.algorithm == "lsh" else
+             {name: i for name, i, used in (("b", 1, cfg.algorithm in ("b", "combined", "combined-sites")),
+                                            ("c", 3, cfg.algorithm in ("c", "combined-sites"))) if used})
+    counts: dict[str, int] = {}
+    for name, slot in kinds.items():
+        sizes: Counter = Counter()
+        for d in docs:
+            row = (lsh_arrays(d.text, d.url, d.images, cfg.k, cfg.wrap, cfg.lsh_bands, cfg.lsh_rows)
+                   if name == "lsh" else fingerprint_arrays(d.text, d.url, d.images, cfg.k, cfg.wrap,
+                                                            n_pieces(cfg.c_threshold)))
+            if row[slot] is not None:
+                sizes.update((i, int(v)) for i, v in enumerate(row[slot]))
+        shared = [n for n in sizes.values() if n > 1]
+        over = [n for n in shared if n > cfg.bucket_cap]
+        counts.update({f"{name}_buckets": len(shared), f"{name}_capped_buckets": len(over),
+                       f"{name}_pairs_not_expanded": sum(n * (n - 1) // 2 - (n - 1) for n in over),
+                       f"{name}_largest_bucket": max(shared, default=0)})
+    return counts
+
+
 @pytest.mark.parametrize("params", PARAMETERS, ids=_param_id)
 def test_pairs_and_clusters_equal_reference(spark, params):
     """One Spark run over 8 random corpora (sizes 2-60) with disjoint vocabularies."""
@@ -109,7 +137,8 @@ def test_pairs_and_clusters_equal_reference(spark, params):
     assert got == expected
     ref_clusters = reference_clusters(list(expected))
     assert clusters == {d: c for d, (c, _) in ref_clusters.items()}
-    assert all(v == 0 for k, v in counts.items() if k.endswith("capped_buckets"))
+    assert {k: v for k, v in counts.items() if k != "pairs"} == reference_bucket_counts(docs, cfg)
+    assert counts["pairs"] == len(expected)
 
 
 def test_capped_buckets_give_stars_that_keep_clusters(spark):
@@ -121,6 +150,7 @@ def test_capped_buckets_give_stars_that_keep_clusters(spark):
     full = reference_pairs(docs, cfg)
     assert counts["b_capped_buckets"] == 6  # the six supershingle buckets of the a-pages
     assert counts["b_pairs_not_expanded"] == 6 * (66 - 11)
+    assert {k: v for k, v in counts.items() if k != "pairs"} == reference_bucket_counts(docs, cfg)
     assert set(got) == {("a00", f"a{i:02d}") for i in range(1, 12)} | set(full).intersection(
         {("b0", "b1"), ("b0", "b2"), ("b1", "b2")})
     assert all(got[p] == full[p] for p in got)

@@ -31,18 +31,14 @@ def fingerprint(text: str | None, url: str | None = None, images: Iterable[str] 
     return PageFingerprint(int(hashes.shape[0]), supershingles(shingles(hashes, k, wrap=wrap)), simhash(hashes))
 
 
-def signed(words: np.ndarray | None) -> list[int] | None:
-    """uint64 words as Spark longs (same bits, signed)."""
-    return None if words is None else words.view(np.int64).tolist()
-
-
-def fingerprint_row(text: str | None, url: str | None, images: Iterable[str] | None,
-                    k: int, wrap: bool, n_pieces: int) -> tuple[int, list[int] | None, list[int] | None, list[int] | None]:
-    """(n_terms, supershingles, simhash, simhash pieces) as Spark longs; Nones for a page without terms."""
+def fingerprint_arrays(text: str | None, url: str | None, images: Iterable[str] | None, k: int, wrap: bool,
+                       n_pieces: int) -> tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """(n_terms, supershingles uint64 (6,), simhash uint64 (6,), simhash pieces int64); Nones for a
+    page without terms."""
     fp = fingerprint(text, url, images, k=k, wrap=wrap)
     if fp.n_terms == 0:
         return 0, None, None, None
-    return fp.n_terms, signed(fp.supershingles), signed(fp.simhash), pieces(fp.simhash, n_pieces).tolist()
+    return fp.n_terms, fp.supershingles, fp.simhash, pieces(fp.simhash, n_pieces)
 
 
 def shingle_set(text: str | None, url: str | None = None, images: Iterable[str] | None = None,
@@ -51,11 +47,11 @@ def shingle_set(text: str | None, url: str | None = None, images: Iterable[str] 
     return shingles(term_hashes(page_terms(text, url, images)), k, wrap=wrap)
 
 
-def lsh_row(text: str | None, url: str | None, images: Iterable[str] | None, k: int, wrap: bool,
-            bands: int, rows: int) -> tuple[int, list[int] | None, list[int] | None]:
-    """(n_terms, shingle set, band keys) as Spark longs; Nones for a page without terms."""
+def lsh_arrays(text: str | None, url: str | None, images: Iterable[str] | None, k: int, wrap: bool,
+               bands: int, rows: int) -> tuple[int, np.ndarray | None, np.ndarray | None]:
+    """(n_terms, shingle set uint64, band keys uint64 (bands,)); Nones for a page without terms."""
     hashes = term_hashes(page_terms(text, url, images))
     if hashes.shape[0] == 0:
         return 0, None, None
     s = shingles(hashes, k, wrap=wrap)
-    return int(hashes.shape[0]), signed(s), signed(band_keys(s, bands, rows))
+    return int(hashes.shape[0]), s, band_keys(s, bands, rows)

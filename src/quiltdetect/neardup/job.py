@@ -35,8 +35,7 @@ def near_duplicate_clusters(spark: SparkSession, docs: DataFrame, cfg: NearDupCo
         counts["without_terms"] = int(row[1] or 0)
         counts["terms"] = int(row[2] or 0)
     with metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates from buckets, verified exactly") as counts:
-        pairs = near_duplicate_pairs(fps, cfg, counts).persist(SPILL)
-        counts["pairs"] = pairs.count()
+        pairs = near_duplicate_pairs(fps, cfg, counts)
     with metrics.stage(spark, "clusters", "connected components (large-star / small-star)") as counts:
         clusters = connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
                                         max_rounds=cfg.cc_max_rounds).persist(SPILL)

@@ -72,12 +72,13 @@ def collapse_stage(spark: SparkSession, samples: DataFrame, cfg: PhrasesConfig, 
         return samples.persist(SPILL)
     with metrics.stage(spark, "collapse", f"near-duplicates: >= {cfg.near_duplicate_b} of 6 supershingles, "
                                           "transitive closure, keep the smallest doc_id") as counts:
-        kept, clusters = suppress_near_duplicates(samples, cfg.near_duplicate_b, counts)
+        kept, clusters, pairs = suppress_near_duplicates(samples, cfg.near_duplicate_b, counts)
         kept = kept.persist(SPILL)
         row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
         counts["clusters"] = int(row[1])
         counts["clustered_documents"] = int(row[0])
         counts["documents_kept"] = kept.count()
+        pairs.unpersist()
         counts["documents_dropped"] = int(row[0]) - int(row[1])
     return kept
 

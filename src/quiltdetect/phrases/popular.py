@@ -47,8 +47,9 @@ def sampled_shingles(docs: DataFrame, k: int, m: int) -> DataFrame:
 
 
 def suppress_near_duplicates(samples: DataFrame, b: int, counts: dict[str, Any],
-                             checkpoint_every: int = 4) -> tuple[DataFrame, DataFrame]:
-    """(kept samples, clusters): one document per cluster of near-duplicates.
+                             checkpoint_every: int = 4) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """(kept samples, clusters, pairs): one document per cluster of near-duplicates; ``pairs`` is
+    persisted, for the caller to unpersist once it has materialised the others.
 
     Near-duplicates agree in at least ``b`` of the 6 supershingles of the same 84 selectors
     (the paper: two of six); clusters are the transitive closure, computed by the
@@ -61,7 +62,7 @@ def suppress_near_duplicates(samples: DataFrame, b: int, counts: dict[str, Any],
     pairs = near_duplicate_pairs(fps, cfg, counts)
     clusters = connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
                                     max_rounds=cfg.cc_max_rounds)
-    return representatives(samples, clusters), clusters
+    return representatives(samples, clusters), clusters, pairs
 
 
 def shingle_triples(samples: DataFrame) -> DataFrame:
