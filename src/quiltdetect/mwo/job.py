@@ -30,8 +30,9 @@ def build_tdw(run: JobRun, docs: DataFrame, threshold: float) -> tuple[DataFrame
     """Rendering and canonicalisation; writes terms/, records/, postings/. Returns (records, postings)."""
     spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with metrics.stage(spark, "render", "tags, tokens, stop words, stems, field weights, normalise") as counts:
-        # On disk only, like the texts and the near-duplicate fingerprints (every page's terms and
-        # weights): the in-memory cache of per-page arrays ran the 4 GB heap out at 1,000,000 pages.
+        # On disk only, like the texts and the near-duplicate fingerprints: every page's terms and
+        # weights, per-page arrays like the fingerprints, whose in-memory cache ran the 4 GB heap
+        # out at 1,000,000 pages.
         records = weighted_records(docs, cfg.min_weight_ratio).persist(TEXT_CACHE)
         row = records.agg(F.count(F.lit(1)), F.sum(F.size("terms"))).first()
         counts["records"] = int(row[0])
