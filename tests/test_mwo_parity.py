@@ -22,6 +22,7 @@ from quiltdetect.mwo.join import block_pairs, block_rdd, prefix_blocks, survivor
 from quiltdetect.mwo.query import MwoIndex
 from quiltdetect.mwo.reference import brute_force_pairs, brute_force_query
 from quiltdetect.mwo.rendering import PageFields, render
+from quiltdetect.mwo.tdw import canonical_records, weighted_records
 
 pytestmark = pytest.mark.spark
 
@@ -108,6 +109,30 @@ def test_join_at_other_thresholds(spark, built, t, ell, block_size):
     met = block_pairs(spark, block_rdd(spark, blocks, blocks.count()).cache(), t, n_terms)
     pairs = verified_pairs(survivors(met), canon, t).collect()
     assert {(r["doc_id_a"], r["doc_id_b"]): r["mwo"] for r in pairs} == brute_force_pairs(records, t)
+
+
+def test_canonical_records_the_same_broadcast_or_joined(spark, built):
+    """The job canonicalises by broadcasting the global order; the shuffle join it falls back
+    to for a vocabulary over ``broadcast_order_terms`` gives the same rows, and both sort each
+    record by the term ids of terms/."""
+    _, records, cfg, result = built
+    out = Path(cfg.output)
+    assert result.metrics.stages["canonicalise"]["lookup"] == "broadcast"
+    order = spark.read.parquet(str(out / "terms"))
+    weighted = weighted_records(spark.read.parquet(str(out / "docs")), cfg.min_weight_ratio)
+    ids = {r["term"]: r["term_id"] for r in order.collect()}
+
+    def rows(broadcast: bool) -> list[tuple]:
+        canon = canonical_records(spark, weighted, order, broadcast=broadcast).collect()
+        return sorted((r["doc_key"], r["doc_id"], r["url"], tuple(r["term_ids"]), tuple(r["weights"])) for r in canon)
+
+    written = rows(True)
+    assert written == rows(False)
+    assert written == sorted((r["doc_key"], r["doc_id"], r["url"], tuple(r["term_ids"]), tuple(r["weights"]))
+                             for r in spark.read.parquet(str(out / "records")).collect())
+    for _, doc_id, _, term_ids, weights in written:
+        assert sorted(term_ids) == list(term_ids)
+        assert {i: w for i, w in zip(term_ids, weights, strict=True)} == {ids[t]: w for t, w in records[doc_id].items()}
 
 
 def test_query_equals_brute_force_for_every_page(built):

@@ -24,6 +24,7 @@ class MwoConfig(JobConfig):
     min_weight_ratio: float = 0.0  # dynamic threshold: drop terms below this fraction of the mean weight
     index_threshold: float = 0.1  # the index keeps prefix postings for every query t >= this
     shared_prefix_terms: int = 8  # join: candidates share this many extended-prefix terms (l-prefix; 1 = plain prefix)
+    broadcast_order_terms: int = 5_000_000  # canonicalise by broadcasting the global order up to this many terms; 0: never
     block_size: int = 2000  # join: records per block (two blocks meet in one task; memory ~ block_size^2)
     top: int = 10  # pairs shown in the end-of-run summary
 
@@ -37,6 +38,7 @@ class MwoConfig(JobConfig):
             raise ConfigError(f"--min-weight-ratio must be a number >= 0, got {self.min_weight_ratio!r}")
         self.min_weight_ratio = float(self.min_weight_ratio)
         check_int("shared_prefix_terms", self.shared_prefix_terms, 1)
+        check_int("broadcast_order_terms", self.broadcast_order_terms, 0)
         check_int("block_size", self.block_size, 1)
         check_int("top", self.top, 0)
         return self

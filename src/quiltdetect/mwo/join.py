@@ -22,6 +22,7 @@ from pyspark import RDD
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from quiltdetect.mwo.arrowlists import flat_numpy
 from quiltdetect.mwo.filtering import (
     EPS,
     mwo_batch,
@@ -94,17 +95,11 @@ def survivors(pairs: DataFrame) -> DataFrame:
         F.col("p.key_a").alias("key_a"), F.col("p.key_b").alias("key_b"))
 
 
-def _flat(column: pa.ListArray) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets from 0, values) of a list column, zero-copy where Arrow allows."""
-    offsets = column.offsets.to_numpy()
-    return offsets - offsets[0], column.values.to_numpy(zero_copy_only=False)[offsets[0]:offsets[-1]]
-
-
 def verify_arrow(batches: Iterator[pa.RecordBatch], t: float) -> Iterator[pa.RecordBatch]:
     """Pairs with both records -> the pairs whose MWO >= t, with their MWO (a batch at a time)."""
     for batch in batches:
-        (oa, ia), (_, wa) = _flat(batch.column("ids_a")), _flat(batch.column("w_a"))
-        (ob, ib), (_, wb) = _flat(batch.column("ids_b")), _flat(batch.column("w_b"))
+        (oa, ia), (_, wa) = flat_numpy(batch.column("ids_a")), flat_numpy(batch.column("w_a"))
+        (ob, ib), (_, wb) = flat_numpy(batch.column("ids_b")), flat_numpy(batch.column("w_b"))
         kept, values = mwo_batch(oa, ia, wa, ob, ib, wb, t)
         yield pa.RecordBatch.from_arrays(
             [pa.array(batch.column("key_a").to_numpy()[kept], pa.int64()),

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from quiltdetect.common.config import ConfigError
 from quiltdetect.ingest.html import decode_html, extract
+from quiltdetect.mwo.arrowlists import flat_numpy
 from quiltdetect.mwo.filtering import EPS, mwo, ragged_take, suffix_weights
 from quiltdetect.mwo.rendering import PageFields, render
 
@@ -45,14 +46,6 @@ class QueryResult:
     seconds: float = 0.0
 
 
-def _flat_lists(column) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets int64 [n+1], values) of a pyarrow list column."""
-    arr = column.combine_chunks()
-    offsets = arr.offsets.to_numpy().astype(np.int64)
-    values = arr.values.to_numpy(zero_copy_only=False)
-    return offsets - offsets[0], values[offsets[0]: offsets[-1]]
-
-
 class MwoIndex:
     """An MWO index loaded into memory: global order, canonical records and prefix postings."""
 
@@ -75,8 +68,8 @@ class MwoIndex:
         self.doc_keys = records.column("doc_key").to_numpy().astype(np.int64)
         self.doc_ids: list[str] = records.column("doc_id").to_pylist()
         self.urls: list[str] = [u or "" for u in records.column("url").to_pylist()]
-        self.offsets, self.ids = _flat_lists(records.column("term_ids"))
-        _, self.weights = _flat_lists(records.column("weights"))
+        self.offsets, self.ids = flat_numpy(records.column("term_ids"))
+        _, self.weights = flat_numpy(records.column("weights"))
         self.ids = self.ids.astype(np.int64)
         self.weights = self.weights.astype(np.float64)
         self.row_of_url: dict[str, int] = {}

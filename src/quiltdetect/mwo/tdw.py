@@ -10,32 +10,39 @@ from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from quiltdetect.mwo.arrowlists import flat, flat_numpy
 from quiltdetect.mwo.filtering import EPS, suffix_weights
 from quiltdetect.mwo.rendering import render_rows
 
-RECORD_SCHEMA = "doc_key long, terms array<string>, weights array<double>"
+RECORD_SCHEMA = "doc_key long, doc_id string, url string, terms array<string>, weights array<double>"
+CANON_SCHEMA = "doc_key long, doc_id string, url string, term_ids array<int> not null, weights array<double> not null"
 POSTING_SCHEMA = "term_id int, doc_key long, position int, weight double, rem double"
-FIELD_COLUMNS = ("doc_key", "url", "title", "headings", "anchors", "meta_keywords", "meta_description", "text")
+FIELD_COLUMNS = ("doc_key", "doc_id", "url", "title", "headings", "anchors", "meta_keywords", "meta_description", "text")
 
 
 def render_batches(batches: Iterator[pd.DataFrame], min_weight_ratio: float) -> Iterator[pd.DataFrame]:
     """Document-table batches -> weighted term records (documents without terms are dropped)."""
     for batch in batches:
-        keys, all_terms, all_weights = [], [], []
-        for key, (names, weights) in zip(batch["doc_key"].tolist(),
-                                          render_rows(batch.to_dict("records"), min_weight_ratio), strict=True):
+        rows = batch.to_dict("records")
+        kept, all_terms, all_weights = [], [], []
+        for i, (names, weights) in enumerate(render_rows(rows, min_weight_ratio)):
             if names:
-                keys.append(key)
+                kept.append(i)
                 all_terms.append(names)
                 all_weights.append(weights)
-        yield pd.DataFrame({"doc_key": pd.Series(keys, dtype="int64"), "terms": all_terms, "weights": all_weights})
+        yield pd.DataFrame({"doc_key": pd.Series([rows[i]["doc_key"] for i in kept], dtype="int64"),
+                            "doc_id": [rows[i]["doc_id"] for i in kept], "url": [rows[i]["url"] for i in kept],
+                            "terms": all_terms, "weights": all_weights})
 
 
 def weighted_records(docs: DataFrame, min_weight_ratio: float) -> DataFrame:
-    """(doc_key, terms, weights): every page rendered into its normalised weighted record."""
+    """(doc_key, doc_id, url, terms, weights): every page rendered into its normalised weighted record."""
     return docs.select(*FIELD_COLUMNS).mapInPandas(
         lambda it: render_batches(it, min_weight_ratio), schema=RECORD_SCHEMA
     )
@@ -51,8 +58,39 @@ def global_order(spark: SparkSession, records: DataFrame) -> DataFrame:
     return spark.createDataFrame(ordered, "term string, df long, term_id int")
 
 
-def canonical_records(records: DataFrame, order: DataFrame, docs: DataFrame) -> DataFrame:
-    """(doc_key, doc_id, url, term_ids, weights): each record sorted by the global order."""
+def canonical_batches(batches: Iterator[pa.RecordBatch], vocabulary: Broadcast) -> Iterator[pa.RecordBatch]:
+    """Records -> canonical records, by a lookup in the broadcast global order.
+
+    ``vocabulary`` holds the order's terms as an Arrow string array whose position is the term
+    id; each term is found by one hashed lookup per batch, and each record sorted by term id
+    (terms are unique within a record, so the order is total).
+    """
+    for batch in batches:
+        offsets, terms = flat(batch.column("terms"))
+        _, weights = flat_numpy(batch.column("weights"))
+        ids = pc.index_in(terms, value_set=vocabulary.value).to_numpy(zero_copy_only=False)
+        record = np.repeat(np.arange(batch.num_rows, dtype=np.int64), np.diff(offsets))
+        order = np.argsort((record << 32) | ids.astype(np.int64), kind="stable")
+        lists = pa.array(offsets.astype(np.int32))
+        yield pa.RecordBatch.from_arrays(
+            [batch.column("doc_key"), batch.column("doc_id"), batch.column("url"),
+             pa.ListArray.from_arrays(lists, pa.array(ids[order].astype(np.int32))),
+             pa.ListArray.from_arrays(lists, pa.array(weights[order]))],
+            names=["doc_key", "doc_id", "url", "term_ids", "weights"])
+
+
+def canonical_records(spark: SparkSession, records: DataFrame, order: DataFrame, *, broadcast: bool) -> DataFrame:
+    """(doc_key, doc_id, url, term_ids, weights): each record sorted by the global order.
+
+    ``broadcast``: the global order goes to every executor and each record is mapped in place
+    (no shuffle). Otherwise every record term is joined with the order and the records are
+    regrouped: two shuffles of every term of the corpus. Both give the same rows.
+    """
+    if broadcast:
+        table = order.select("term_id", "term").toArrow()
+        by_id = table.column("term").take(pc.sort_indices(table.column("term_id"))).combine_chunks()
+        vocabulary = spark.sparkContext.broadcast(by_id)
+        return records.mapInArrow(lambda it: canonical_batches(it, vocabulary), schema=CANON_SCHEMA)
     entries = records.select("doc_key", F.explode(F.arrays_zip("terms", "weights")).alias("e")).select(
         "doc_key", F.col("e.terms").alias("term"), F.col("e.weights").alias("weight")
     )
@@ -62,7 +100,7 @@ def canonical_records(records: DataFrame, order: DataFrame, docs: DataFrame) -> 
         .agg(F.array_sort(F.collect_list(F.struct("term_id", "weight"))).alias("tw"))
         .select("doc_key", F.col("tw.term_id").alias("term_ids"), F.col("tw.weight").alias("weights"))
     )
-    return canon.join(docs.select("doc_key", "doc_id", "url"), on="doc_key").select(
+    return canon.join(records.select("doc_key", "doc_id", "url"), on="doc_key").select(
         "doc_key", "doc_id", "url", "term_ids", "weights"
     )
 
