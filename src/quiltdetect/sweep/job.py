@@ -12,11 +12,11 @@ from itertools import groupby
 from typing import Any
 
 import numpy as np
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from quiltdetect.common.csvsafe import safe_cell
-from quiltdetect.ingest.table import SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.quilts.bucketed import gram_bucket_counts
 from quiltdetect.sweep.config import SweepConfig
@@ -87,7 +87,7 @@ def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
         previous = None
         for m in ms:
             with metrics.stage(spark, f"pass_k{k}_m{m}", f"patchfrac and greedy covers, k={k} m={m}") as counts:
-                doc_table = patch_pass(docs, grams, n, m, cfg).persist(SPILL)
+                doc_table = patch_pass(docs, grams, n, m, cfg).persist(StorageLevel.DISK_ONLY)
                 outcomes = run.out.write_table(doc_outcomes(docs, doc_table, n, cfg).orderBy("doc_id"),
                                               f"outcomes/k={k}/m={m}")
                 doc_table.unpersist()

@@ -13,7 +13,6 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect.ingest.table import SPILL
 from quiltdetect.quilts.bucketed import (
     bucket_count,
     cover_sources,
@@ -43,13 +42,21 @@ def word_pass(docs: DataFrame) -> DataFrame:
 
 
 def gram_pass(words: DataFrame, k: int, cfg: SweepConfig, n: int) -> DataFrame:
-    """The gram buckets of one k from the word hashes (``quilts.bucketed``), persisted for all its m."""
-    return gram_buckets(words, k, n, with_counts=cfg.count_occurrences, hashed=True).persist(SPILL)
+    """The gram buckets of one k from the word hashes (``quilts.bucketed``), persisted for all its m.
+
+    On local disk only, as the quilt job's gram table is (a Parquet table): every document's
+    k-gram set. Kept in memory and disk, its blocks being cached took the execution memory of
+    the bucket merge's sort, and at 1,000,000 pages the first k failed with
+    UNABLE_TO_ACQUIRE_MEMORY under the shipped 4 GB driver.
+    """
+    return gram_buckets(words, k, n, with_counts=cfg.count_occurrences, hashed=True).persist(StorageLevel.DISK_ONLY)
 
 
 def patch_pass(docs: DataFrame, grams: DataFrame, n: int, m: int, cfg: SweepConfig) -> DataFrame:
     """The doc-bucket table of one (k, m): patch pairs and per-document counts (persist it: both
-    the patch fractions and the covers read it)."""
+    the patch fractions and the covers read it). On disk only, like the gram buckets: cached in
+    memory, the k = 2 table of 1,000,000 pages starved the covers' sort of execution memory
+    (UNABLE_TO_ACQUIRE_MEMORY under the shipped 4 GB driver)."""
     return doc_buckets(grams, docs, m, n, n, with_counts=cfg.count_occurrences, foreign=cfg.foreign)
 
 
