@@ -25,7 +25,10 @@ In the same run it also times
 * ``--only neardup|phrases|reuse|mwo|sweep`` (opt-in, repeatable): the other analyses on the
   same corpora, each in its own process through the console command (``JOB_MODES``): neardup at
   its default (lsh) and at ``--preset henzinger-calibrated`` (the default before lsh), phrases,
-  reuse discover, mwo index and mwo join at t = 0.8, the sweep's default grid.
+  reuse discover, mwo index and mwo join at t = 0.8, the sweep's default grid;
+* ``--cap X``: each of those stopped once it has run X times its goal (``goal_ratio``: the scale
+  issue's multiple of the quilt job's time at the same size), recorded under ``stopped`` with
+  the Spark jobs it was in, so that one job far over its goal cannot hold up the whole run.
 
 Load on this shared 2-core machine varies; every record carries ``uptime``'s load averages.
 """
@@ -37,6 +40,7 @@ import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
 import threading
@@ -400,8 +404,31 @@ def run_one(args: argparse.Namespace) -> None:
     Path(args.json).write_text(json.dumps(out, indent=2))
 
 
+class Stopped(Exception):
+    """A child run stopped at its time cap; ``progress`` is what its Spark UI showed then."""
+
+    def __init__(self, seconds: float, progress: list[dict]):
+        super().__init__(f"stopped after {seconds:.0f} s")
+        self.seconds, self.progress = seconds, progress
+
+
+def spark_progress(port: int = 4040) -> list[dict]:
+    """The jobs a running local Spark application is in (description, tasks done of all), from
+    its UI: where a run was when it was stopped. Empty when no UI answers."""
+    base = f"http://localhost:{port}"
+    try:
+        app = _rest(base, "/applications")[0]["id"]
+        jobs = _rest(base, f"/applications/{app}/jobs?status=running")
+    except (OSError, ValueError, IndexError, KeyError):
+        return []
+    return [{"job": (j.get("description") or j["name"])[:120], "tasks_done": j["numCompletedTasks"],
+             "tasks": j["numTasks"]} for j in jobs]
+
+
 def child(mode: str, input_path: Path, output: Path, json_path: Path, opts: argparse.Namespace,
-          previous: Path | None = None) -> dict:
+          previous: Path | None = None, cap: float | None = None) -> dict:
+    """One measured run in its own process (``one``); with ``cap`` seconds, stopped there
+    (the process group killed, after reading where its Spark UI was): ``Stopped``."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "one", "--mode", mode, "--input", str(input_path),
            "--output", str(output), "--json", str(json_path), "--driver-memory", opts.driver_memory]
     if previous is not None:
@@ -409,10 +436,31 @@ def child(mode: str, input_path: Path, output: Path, json_path: Path, opts: argp
     for item in opts.set:
         cmd += ["--set", item]
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True)
+    proc = subprocess.Popen(cmd, start_new_session=True)  # its own group: the JVM and workers go with it
+    try:
+        status = proc.wait(timeout=cap)
+    except subprocess.TimeoutExpired:
+        progress = spark_progress()
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise Stopped(time.perf_counter() - t0, progress) from None
+    if status != 0:
+        raise subprocess.CalledProcessError(status, cmd)
     res = json.loads(json_path.read_text())
     res["process_seconds"] = round(time.perf_counter() - t0, 3)
     return res
+
+
+def goal_ratio(mode: str) -> float | None:
+    """The scale issue's goal for a job, as a multiple of the quilt job's time on the same
+    corpus: 3 for the MWO self-join, 0.6 per (k, m) pass for the sweep, 2 for the others."""
+    if mode == "sweep":
+        from quiltdetect.sweep.config import SweepConfig
+
+        return 0.6 * len(SweepConfig().passes())
+    if mode == "mwo-join":
+        return 3.0
+    return 2.0 if mode in JOB_MODES and mode != "quilts" else None
 
 
 # --------------------------------------------------------------------------- the kernel alone
@@ -571,6 +619,9 @@ def main() -> None:
                     help="with --only incremental: the archive's size before the new segment")
     ap.add_argument("--segment-pages", type=int, default=10000,
                     help="with --only incremental: the new segment's size")
+    ap.add_argument("--cap", type=float, default=0.0,
+                    help="stop an analysis at this many times its goal ratio to the quilt job of the same "
+                         "size (goal_ratio) and record where it was; 0 = never (needs the quilts row)")
     ap.add_argument("--skip", choices=list(JOB_MODES), action="append", default=[],
                     help="leave out this job of an --only group (repeatable), e.g. --only mwo --skip mwo-join")
     ap.add_argument("--only", choices=[*ONLY_GROUPS, "naive", "kernel", "warc", "skew", "incremental"],
@@ -614,8 +665,19 @@ def main() -> None:
                 if mode in args.skip:
                     continue
                 started = time.perf_counter()
+                quilts = [r["seconds"] for r in results["runs"] if r["mode"] == "quilts" and r["pages"] == meta["pages"]]
+                cap = args.cap * goal_ratio(mode) * quilts[0] if args.cap and quilts else None
                 try:
-                    res = child(mode, path, args.work / f"{mode}{n}", args.work / f"{mode}{n}.json", args)
+                    res = child(mode, path, args.work / f"{mode}{n}", args.work / f"{mode}{n}.json", args, cap=cap)
+                except Stopped as stop:  # over its goal by the cap's factor: where it was is the figure
+                    results.setdefault("stopped", []).append({
+                        "mode": mode, "pages": meta["pages"], "seconds": round(stop.seconds, 1),
+                        "cap_seconds": round(cap, 1), "goal_ratio": goal_ratio(mode),
+                        "quilts_seconds": quilts[0], "running": stop.progress})
+                    out_json.write_text(json.dumps(results, indent=2))
+                    print(f"{mode} parquet {n}: stopped at {stop.seconds:.0f} s ({args.cap:g} x its goal of "
+                          f"{goal_ratio(mode):g} x quilts), in {stop.progress}", flush=True)
+                    continue
                 except subprocess.CalledProcessError as exc:  # one job failing at a size is a figure too
                     results.setdefault("failed", []).append({"mode": mode, "pages": meta["pages"],
                                                               "exit_status": exc.returncode,

@@ -26,6 +26,7 @@ from quiltdetect.sweep.outcomes import (
     cell_counts,
     doc_outcomes,
     gram_pass,
+    pass_tables,
     patch_pass,
     transition_counts,
     word_pass,
@@ -88,9 +89,11 @@ def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
         for m in ms:
             with metrics.stage(spark, f"pass_k{k}_m{m}", f"patchfrac and greedy covers, k={k} m={m}") as counts:
                 doc_table = patch_pass(docs, grams, n, m, cfg).persist(StorageLevel.DISK_ONLY)
-                outcomes = run.out.write_table(doc_outcomes(docs, doc_table, n, cfg).orderBy("doc_id"),
+                fractions, covers = pass_tables(docs, doc_table, n, cfg)
+                outcomes = run.out.write_table(doc_outcomes(docs, fractions, covers, cfg).orderBy("doc_id"),
                                               f"outcomes/k={k}/m={m}")
-                doc_table.unpersist()
+                for frame in (doc_table, fractions, covers):
+                    frame.unpersist()
                 cells = cell_counts(outcomes, cfg)
                 transitions = transition_counts(previous, outcomes, cfg) if previous is not None else None
                 new = grid_rows(k, m, cells, transitions, cfg)
