@@ -89,7 +89,7 @@ def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
         for m in ms:
             with metrics.stage(spark, f"pass_k{k}_m{m}", f"patchfrac and greedy covers, k={k} m={m}") as counts:
                 doc_table = patch_pass(docs, grams, n, m, cfg).persist(StorageLevel.DISK_ONLY)
-                fractions, covers = pass_tables(docs, doc_table, n, cfg)
+                fractions, covers = pass_tables(doc_table, n, cfg)
                 outcomes = run.out.write_table(doc_outcomes(docs, fractions, covers, cfg).orderBy("doc_id"),
                                               f"outcomes/k={k}/m={m}")
                 for frame in (doc_table, fractions, covers):

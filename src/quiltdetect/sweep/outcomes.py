@@ -60,13 +60,13 @@ def patch_pass(docs: DataFrame, grams: DataFrame, n: int, m: int, cfg: SweepConf
     return doc_buckets(grams, docs, m, n, n, with_counts=cfg.count_occurrences, foreign=cfg.foreign)
 
 
-def pass_tables(docs: DataFrame, doc_table: DataFrame, n: int, cfg: SweepConfig) -> tuple[DataFrame, DataFrame]:
+def pass_tables(doc_table: DataFrame, n: int, cfg: SweepConfig) -> tuple[DataFrame, DataFrame]:
     """(fractions, covers) of one pass, persisted on local disk (unpersist both after the pass).
 
-    The covers are those of the quilt job run with θ = min θ. Both tables are read more than once by the
-    outcomes (``mark_attributed`` alone reads the covers three times); unpersisted, each read
-    ran the covers' first shuffle again (three 1.6 GB shuffles per pass at 1,000,000 pages,
-    k = 3) and the patch fractions twice. On disk only, as the doc table.
+    The covers are those of the quilt job run with θ = min θ. The outcomes read both tables
+    more than once (``mark_attributed`` alone reads the covers three times); unpersisted, each
+    read ran the covers' first shuffle again (three 1.6 GB shuffles per pass at 1,000,000
+    pages, k = 3) and the patch fractions twice. On disk only, as the doc table.
     """
     fractions = fractions_of(doc_table).persist(StorageLevel.DISK_ONLY)
     covers = cover_sources(doc_table, min(cfg.thetas), n, n, foreign=cfg.foreign != "none")
