@@ -307,7 +307,7 @@ def test_the_console_starts_its_jvm_with_c1_only_and_spark_submit_keeps_its_own(
          "--set", "spark.driver.extraJavaOptions=-Dfoo=1"]))
     session.build_session("t", cfg.spark, local=local)
     if local:
-        assert builder.conf["spark.driver.defaultJavaOptions"] == "-XX:TieredStopAtLevel=1"
+        assert builder.conf["spark.driver.defaultJavaOptions"] == "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
         assert builder.conf["spark.driver.extraJavaOptions"] == "-Dfoo=1"
     else:
         assert "spark.driver.defaultJavaOptions" not in builder.conf

@@ -31,8 +31,9 @@ def local_spark_defaults() -> dict[str, Any]:
         # runs on the 2-core machine, C1 only / both compilers (docs/performance.md, "JIT"):
         # 0.84 of the wall time at 10,000 pages, 0.89 at 100,000, 1.04 at 1,000,000. In
         # defaultJavaOptions, so a user's spark.driver.extraJavaOptions add to it; set
-        # spark.driver.defaultJavaOptions= (empty) for both compilers.
-        "spark.driver.defaultJavaOptions": "-XX:TieredStopAtLevel=1",
+        # spark.driver.defaultJavaOptions= (empty) for both compilers. C1 alone reserves a
+        # 48 MB code cache, which a long run fills (the JIT then stops): 240 MB as with both.
+        "spark.driver.defaultJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m",
         "spark.sql.shuffle.partitions": 32,
         "spark.sql.execution.arrow.maxRecordsPerBatch": 2000,
         "spark.log.level": "WARN",
