@@ -166,6 +166,43 @@ def test_gram_rows_split_between_grams_give_the_same_doc_buckets():
     assert split == whole
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_a_doc_table_narrowed_to_a_smaller_m_equals_one_built_at_that_m(seed, with_counts):
+    """The sweep builds a k's doc-bucket table once at its largest m, keeping each pair's gram df,
+    and derives every smaller m by dropping the pairs with df > m (``narrow_doc_table``): that
+    must be the table built at m, every column, including each document's n_patch (with and
+    without occurrence counts) and the patch gram count of the gram-count row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from quiltdetect.quilts import bucketed as b
+
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(int(rng.integers(3, 30)))]
+    texts = [" ".join(rng.choice(vocab, size=int(rng.integers(0, 40)))) for _ in range(60)]
+    batch = pa.RecordBatch.from_arrays([pa.array(np.arange(60), pa.int64()), pa.array(texts)], names=["doc_key", "text"])
+    n_gram, n_docs, largest = 8, 4, 9
+
+    def by(table: pa.Table, column: str, fn) -> pa.Table:
+        values = sorted(set(table[column].to_pylist()))
+        return pa.concat_tables([fn(table.filter(pc.equal(table[column], v))) for v in values])
+
+    rows = pa.Table.from_batches(list(b._gram_rows(2, n_gram, with_counts)(iter([batch]))))
+    grams = by(rows, "bucket", b._merge_gram_bucket(n_gram, with_counts))
+
+    def doc_table(m: int, with_df: bool) -> pa.Table:
+        parts = pa.Table.from_batches(list(b._doc_parts(n_docs, m, with_counts, n_gram, with_df=with_df)(
+            iter(grams.to_batches()))))
+        return by(parts, "dbucket", b._merge_doc_bucket)
+
+    shared = doc_table(largest, with_df=True)
+    assert shared["df"].null_count < shared.num_rows
+    for m in range(2, largest + 1):
+        narrowed = pa.Table.from_batches(list(b._narrow_rows(m)(iter(shared.to_batches()))))
+        assert narrowed.to_pylist() == doc_table(m, with_df=False).to_pylist(), m
+
+
 def _triple_table(target, gram, source, key=None):
     import pyarrow as pa
 

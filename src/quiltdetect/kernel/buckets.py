@@ -137,6 +137,17 @@ def patch_mask(sorted_grams: np.ndarray, m: int) -> tuple[np.ndarray, int, int]:
     return np.repeat(is_patch, lengths), int(starts.shape[0]), int(is_patch.sum())
 
 
+def patch_dfs(sorted_grams: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's gram df, and how many patch grams (1 < df <= m) have each df (index 0..m).
+
+    What a smaller m' keeps of the patch pairs at m is the pairs with df <= m', and its patch
+    grams number ``hist[:m' + 1].sum()``: one table at the largest m serves every m (the sweep).
+    """
+    _, lengths = gram_runs(sorted_grams)
+    hist = np.bincount(lengths[(lengths > 1) & (lengths <= m)], minlength=m + 1).astype(np.int64)
+    return np.repeat(lengths, lengths), hist
+
+
 def doc_sums(docs: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct docs ascending, sum of values per doc), int64 arrays."""
     if docs.shape[0] == 0:

@@ -46,6 +46,7 @@ from quiltdetect.kernel.buckets import (
     gram_bucket,
     hashed_gram_pairs,
     is_member,
+    patch_dfs,
     patch_mask,
     sort_pairs,
     touched_docs,
@@ -66,15 +67,20 @@ def ddl(schema: pa.Schema) -> str:
 
 GRAM_BUCKETS = pa.schema([("bucket", pa.int32()), ("n", pa.int64()), ("gram", pa.binary()),
                           ("doc", pa.binary()), ("count", pa.binary())])
-# Rows shuffled to doc buckets: part 0 = patch pairs (a=gram, b=doc, c=count), 1 = document
-# statistics (a=doc, b=n_grams, c=n_distinct), 2 = servers (a=doc, b=server id), 3 = documents an
-# update recomputes (a=doc), 4 = an update's ranks in doc_id order (a=doc, b=rank).
+# Rows shuffled to doc buckets: part 0 = patch pairs (a=gram, b=doc, c=count, d=df or null), 1 =
+# document statistics (a=doc, b=n_grams, c=n_distinct), 2 = servers (a=doc, b=server id), 3 =
+# documents an update recomputes (a=doc), 4 = an update's ranks in doc_id order (a=doc, b=rank).
+# A bucket's gram counts (dbucket -1) carry in d the patch grams per df when dfs are kept.
 DOC_PARTS = pa.schema([("dbucket", pa.int32()), ("part", pa.int8()), ("n_distinct", pa.int64()),
-                       ("n_patch_grams", pa.int64()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary())])
+                       ("n_patch_grams", pa.int64()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary()),
+                       ("d", pa.binary())])
+# ``df`` (each pair's gram df; in the dbucket -1 row, patch grams per df) only in a table made
+# ``with_df`` for ``narrow_doc_table``; null otherwise.
 DOC_BUCKETS = pa.schema([("dbucket", pa.int32()), ("distinct_grams", pa.int64()), ("patch_grams", pa.int64()),
                          ("n_pairs", pa.int64()), ("gram", pa.binary()), ("doc", pa.binary()), ("count", pa.binary()),
                          ("sdoc", pa.binary()), ("n_grams", pa.binary()), ("n_patch", pa.binary()),
-                         ("server", pa.binary()), ("recompute", pa.binary()), ("rank", pa.binary())])
+                         ("server", pa.binary()), ("recompute", pa.binary()), ("rank", pa.binary()),
+                         ("df", pa.binary())])
 # Rows by gram bucket: patch pairs (a=gram, b=doc, c=server, d=is_target, e=rank or null), then
 # by target bucket: triples (a=target, b=gram, c=source, d=null; in an update c=the source's
 # rank, d=its key).
@@ -271,11 +277,12 @@ def gram_bucket_counts(table: DataFrame, n: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------- patch grams
 
 
-def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=None):
+def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=None, with_df: bool = False):
     """Gram-bucket rows -> doc-bucket parts: patch pairs (1 < df <= m) and document statistics.
 
     ``new_keys`` (an update: a broadcast of the new documents' keys, ascending) adds the
-    documents to recompute: the new ones and the old ones ``touched_docs`` finds.
+    documents to recompute: the new ones and the old ones ``touched_docs`` finds. ``with_df``:
+    each patch pair carries its gram's df, and the bucket's counts the patch grams per df.
     """
 
     def doc_parts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -290,18 +297,24 @@ def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=Non
                 if buckets[i] >= n_gram:  # document statistics: doc, n_grams, n_distinct
                     split = docs_by_bucket(grams, n_docs)
                     for dbucket, at in split:
-                        add((dbucket, 1, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at])))
+                        add((dbucket, 1, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at]), None))
                     if new is not None:
                         rows += _recompute_parts(grams[is_member(grams, new)], n_docs)
                     continue
                 if new is not None:
                     rows += _recompute_parts(touched_docs(grams, docs, is_member(docs, new), m), n_docs)
                 is_patch, n_distinct, n_patch = patch_mask(grams, m)
+                dfs = hist = None
+                if with_df:
+                    dfs, hist = patch_dfs(grams, m)
+                    dfs = dfs[is_patch]
                 grams, docs = grams[is_patch], docs[is_patch]
                 counts = counts[is_patch] if with_counts else np.ones(grams.shape[0], dtype=np.int64)
-                add((-1, 0, n_distinct, n_patch, None, None, None))  # the bucket's gram counts
+                # the bucket's gram counts
+                add((-1, 0, n_distinct, n_patch, None, None, None, None if hist is None else _blob(hist)))
                 for dbucket, at in docs_by_bucket(docs, n_docs):
-                    add((dbucket, 0, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at])))
+                    add((dbucket, 0, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at]),
+                         None if dfs is None else _blob(dfs[at])))
             columns = list(zip(*rows, strict=True)) if rows else [[] for _ in DOC_PARTS]
             yield pa.RecordBatch.from_arrays([pa.array(list(v), f.type) for v, f in zip(columns, DOC_PARTS, strict=True)],
                                              schema=DOC_PARTS)
@@ -311,7 +324,7 @@ def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=Non
 
 def _recompute_parts(docs: np.ndarray, n_docs: int) -> list[tuple]:
     """Part-3 rows: the documents an update recomputes, by doc bucket."""
-    return [(dbucket, 3, 0, 0, _blob(docs[at]), None, None) for dbucket, at in docs_by_bucket(docs, n_docs)]
+    return [(dbucket, 3, 0, 0, _blob(docs[at]), None, None, None) for dbucket, at in docs_by_bucket(docs, n_docs)]
 
 
 def docs_by_bucket(docs: np.ndarray, n_docs: int) -> list[tuple[int, np.ndarray]]:
@@ -346,7 +359,8 @@ def _value_parts(n_docs: int, part: int, values: Callable[[pa.Array], np.ndarray
                 [pa.array([d for d, _ in parts], pa.int32()), pa.array([part] * len(parts), pa.int8()),
                  pa.array([0] * len(parts), pa.int64()), pa.array([0] * len(parts), pa.int64()),
                  pa.array([_blob(keys[r]) for _, r in parts], pa.binary()),
-                 pa.array([_blob(ids[r]) for _, r in parts], pa.binary()), pa.nulls(len(parts), pa.binary())],
+                 pa.array([_blob(ids[r]) for _, r in parts], pa.binary()), pa.nulls(len(parts), pa.binary()),
+                 pa.nulls(len(parts), pa.binary())],
                 schema=DOC_PARTS)
 
     return value_parts
@@ -378,7 +392,11 @@ def _merge_doc_bucket(table: pa.Table, restricted: bool = False, ranked: bool = 
     # Each pair row holds one gram bucket's pairs sorted by (gram, doc): in gram order they are sorted.
     pairs = _rows_by(table.column("a"), np.flatnonzero(part == 0), lambda grams: int(grams[0]))
     grams, docs, counts = (_concat(table.column(c), pairs) for c in ("a", "b", "c"))
-    if grams.shape[0]:
+    with_df = bool(pa.compute.any(table.column("d").is_valid()).as_py())
+    dfs = _concat(table.column("d"), pairs) if with_df else _EMPTY
+    if grams.shape[0] and with_df:
+        grams, docs, counts, dfs = sort_pairs(grams, docs, counts, dfs)
+    elif grams.shape[0]:
         grams, docs, counts = sort_pairs(grams, docs, counts)
     stats = np.flatnonzero(part == 1)
     sdoc, n_grams = _concat(table.column("a"), stats), _concat(table.column("b"), stats)
@@ -394,26 +412,31 @@ def _merge_doc_bucket(table: pa.Table, restricted: bool = False, ranked: bool = 
         flags = _blob(is_member(sdoc, named).astype(np.int64))
     if ranked:
         ranks = _blob(_doc_values(table, np.flatnonzero(part == 4), sdoc))
+    df = _blob(dfs) if with_df else None
     if dbucket < 0:
         sdoc = n_grams = n_patch = server = _EMPTY
         flags = ranks = None
+        if with_df:  # patch grams per df, summed over the gram buckets
+            hists = [_array(h) for h in table.column("d") if h.is_valid]
+            df = _blob(np.sum(hists, axis=0))
     values = [dbucket, distinct, patch, grams.shape[0], _blob(grams), _blob(docs), _blob(counts), _blob(sdoc),
-              _blob(n_grams), _blob(n_patch), _blob(server), flags, ranks]
+              _blob(n_grams), _blob(n_patch), _blob(server), flags, ranks, df]
     return pa.Table.from_arrays([pa.array([v], f.type) for v, f in zip(values, DOC_BUCKETS, strict=True)],
                                 schema=DOC_BUCKETS)
 
 
 def doc_buckets(
     grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool, foreign: str,
-    new_keys=None, ranks: DataFrame | None = None,
+    new_keys=None, ranks: DataFrame | None = None, with_df: bool = False,
 ) -> DataFrame:
     """The doc-bucket table: patch pairs and per-document counts, grouped by ``doc_key mod n_docs``.
 
     ``new_keys``: an update's new documents (a broadcast of their keys, ascending): the table
     then flags the documents whose figures may change, and later stages compute only those.
     ``ranks``: (doc_key, rank) when keys do not order like doc_ids (an update, ``doc_ranks``).
+    ``with_df``: keep each pair's gram df, so ``narrow_doc_table`` can derive any smaller m.
     """
-    parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram, new_keys), DOC_PARTS_DDL)
+    parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram, new_keys, with_df), DOC_PARTS_DDL)
     if foreign != "none":
         servers = docs.select("doc_key", server_column(foreign).alias("server"))
         parts = parts.unionByName(servers.mapInArrow(_value_parts(n_docs, 2, _server_ids), DOC_PARTS_DDL))
@@ -422,6 +445,46 @@ def doc_buckets(
                                                                              DOC_PARTS_DDL))
     merge = partial(_merge_doc_bucket, restricted=new_keys is not None, ranked=ranks is not None)
     return parts.groupBy("dbucket").applyInArrow(merge, DOC_BUCKETS_DDL)
+
+
+def _narrow_rows(m: int):
+    """Doc-bucket rows made ``with_df`` -> the same rows at a smaller m: the pairs with df <= m,
+    each document's n_patch summed again, the patch grams counted from the per-df counts."""
+    changed = ("patch_grams", "n_pairs", "gram", "doc", "count", "n_patch")
+
+    def narrow_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            out: dict[str, list] = {name: [] for name in changed}
+            for i in range(batch.num_rows):
+                dfs = _array(batch.column("df")[i])
+                if batch.column("dbucket")[i].as_py() < 0:  # the gram counts: patch grams with df <= m
+                    row = {"patch_grams": int(dfs[: m + 1].sum()), "n_pairs": 0}
+                    row.update({c: batch.column(c)[i].as_py() for c in ("gram", "doc", "count", "n_patch")})
+                else:
+                    keep = dfs <= m
+                    grams, docs, counts = (_array(batch.column(c)[i])[keep] for c in ("gram", "doc", "count"))
+                    sdoc = _array(batch.column("sdoc")[i])
+                    with_patch, n_patch_of = doc_sums(docs, counts)
+                    n_patch = np.zeros(sdoc.shape[0], dtype=np.int64)
+                    n_patch[np.searchsorted(sdoc, with_patch)] = n_patch_of
+                    row = {"patch_grams": batch.column("patch_grams")[i].as_py(), "n_pairs": int(grams.shape[0]),
+                           "gram": _blob(grams), "doc": _blob(docs), "count": _blob(counts), "n_patch": _blob(n_patch)}
+                for name in changed:
+                    out[name].append(row[name])
+            arrays = [pa.array(out[f.name], f.type) if f.name in out
+                      else pa.nulls(batch.num_rows, f.type) if f.name == "df" else batch.column(f.name)
+                      for f in DOC_BUCKETS]
+            yield pa.RecordBatch.from_arrays(arrays, schema=DOC_BUCKETS)
+
+    return narrow_rows
+
+
+def narrow_doc_table(doc_table: DataFrame, m: int) -> DataFrame:
+    """The doc-bucket table at ``m`` from one made ``with_df`` at a larger m (no shuffle): a
+    gram's df does not depend on m, so the patch pairs at m are those with df <= m."""
+    return doc_table.mapInArrow(_narrow_rows(m), DOC_BUCKETS_DDL)
 
 
 def patch_counts(doc_table: DataFrame) -> tuple[int, int, int]:

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common.csvsafe import safe_cell
 from quiltdetect.lifecycle import Job, JobResult, JobRun
-from quiltdetect.quilts.bucketed import gram_bucket_counts
+from quiltdetect.quilts.bucketed import gram_bucket_counts, patch_counts
 from quiltdetect.sweep.config import SweepConfig
 from quiltdetect.sweep.grid import grid_breaks, grid_counts
 from quiltdetect.sweep.outcomes import (
@@ -26,6 +26,7 @@ from quiltdetect.sweep.outcomes import (
     cell_counts,
     doc_outcomes,
     gram_pass,
+    pass_table,
     pass_tables,
     patch_pass,
     transition_counts,
@@ -85,14 +86,25 @@ def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
         with metrics.stage(spark, f"grams_k{k}", f"{k}-gram sets per document, as gram buckets") as counts:
             grams = gram_pass(words, k, cfg, n)
             counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(grams, n)
+        shared = None
+        if len(ms) > 1:  # the patch pairs of every m of this k, found once
+            largest = max(ms)
+            with metrics.stage(spark, f"patch_k{k}", f"patch pairs at m={largest} with their dfs, "
+                                                     f"for every m of k={k}") as counts:
+                shared = patch_pass(docs, grams, n, largest, cfg, with_df=True).persist(StorageLevel.DISK_ONLY)
+                counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(shared)
+            grams.unpersist()
         previous = None
         for m in ms:
             with metrics.stage(spark, f"pass_k{k}_m{m}", f"patchfrac and greedy covers, k={k} m={m}") as counts:
-                doc_table = patch_pass(docs, grams, n, m, cfg).persist(StorageLevel.DISK_ONLY)
+                if shared is None:
+                    doc_table = patch_pass(docs, grams, n, m, cfg).persist(StorageLevel.DISK_ONLY)
+                else:
+                    doc_table = pass_table(shared, m, largest)
                 fractions, covers = pass_tables(doc_table, n, cfg)
                 outcomes = run.out.write_table(doc_outcomes(docs, fractions, covers, cfg).orderBy("doc_id"),
                                               f"outcomes/k={k}/m={m}")
-                for frame in (doc_table, fractions, covers):
+                for frame in (fractions, covers) if shared is not None else (doc_table, fractions, covers):
                     frame.unpersist()
                 cells = cell_counts(outcomes, cfg)
                 transitions = transition_counts(previous, outcomes, cfg) if previous is not None else None
@@ -103,6 +115,8 @@ def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
                 counts["quilted_at_pivot_c_theta"] = pivot[0]["quilted"] if pivot else None
                 previous = outcomes
         grams.unpersist()
+        if shared is not None:
+            shared.unpersist()
     words.unpersist()
     return rows
 

@@ -1,8 +1,10 @@
 """One Spark pass per (k, m): each document's patch fraction and cover size (Theorems 1-3).
 
 Every text is tokenised and hashed once for the whole sweep; the gram buckets of one k are
-computed once from those hashes and shared by every m; per m the quilt job's own
-dataflow (``quilts.bucketed``: patch grams, patch fractions, greedy covers) runs with θ = min θ.
+computed once from those hashes; when a k has several m, its patch pairs are found once, at the
+largest m with each pair's gram df, and every m takes those with df <= m (``narrow_doc_table``);
+per m the quilt job's own dataflow (``quilts.bucketed``: patch fractions, greedy covers) runs
+with θ = min θ.
 What every (θ, c, φ) needs follows from the per-document outcome
 ``(patchfrac, n_sources[φ], n_attributed[φ])``, so no (θ, c) needs another pass.
 """
@@ -19,6 +21,7 @@ from quiltdetect.quilts.bucketed import (
     doc_buckets,
     fractions_of,
     gram_buckets,
+    narrow_doc_table,
     word_hash_table,
 )
 from quiltdetect.quilts.sources import mark_attributed
@@ -52,12 +55,25 @@ def gram_pass(words: DataFrame, k: int, cfg: SweepConfig, n: int) -> DataFrame:
     return gram_buckets(words, k, n, with_counts=cfg.count_occurrences, hashed=True).persist(StorageLevel.DISK_ONLY)
 
 
-def patch_pass(docs: DataFrame, grams: DataFrame, n: int, m: int, cfg: SweepConfig) -> DataFrame:
+def patch_pass(docs: DataFrame, grams: DataFrame, n: int, m: int, cfg: SweepConfig, *,
+               with_df: bool = False) -> DataFrame:
     """The doc-bucket table of one (k, m): patch pairs and per-document counts (persist it: both
     the patch fractions and the covers read it). On disk only, like the gram buckets: cached in
     memory, the k = 2 table of 1,000,000 pages starved the covers' sort of execution memory
-    (UNABLE_TO_ACQUIRE_MEMORY under the shipped 4 GB driver)."""
-    return doc_buckets(grams, docs, m, n, n, with_counts=cfg.count_occurrences, foreign=cfg.foreign)
+    (UNABLE_TO_ACQUIRE_MEMORY under the shipped 4 GB driver). ``with_df``: the table of the
+    largest m of a k, from which ``pass_table`` derives every smaller m."""
+    return doc_buckets(grams, docs, m, n, n, with_counts=cfg.count_occurrences, foreign=cfg.foreign,
+                       with_df=with_df)
+
+
+def pass_table(shared: DataFrame, m: int, largest: int) -> DataFrame:
+    """The doc-bucket table at m from the shared one made ``with_df`` at ``largest`` >= m.
+
+    Reading the gram buckets again and shuffling every patch pair per m cost, at 1,000,000
+    pages, more than a third of each pass of the k = 5 series; a gram's df does not depend
+    on m, so the pairs at m are those with df <= m (a map over the shared table, no shuffle).
+    """
+    return shared if m == largest else narrow_doc_table(shared, m)
 
 
 def pass_tables(doc_table: DataFrame, n: int, cfg: SweepConfig) -> tuple[DataFrame, DataFrame]:
