@@ -381,6 +381,15 @@ def _doc_values(table: pa.Table, rows: np.ndarray, sdoc: np.ndarray) -> np.ndarr
     return found_values
 
 
+def _patch_counts_of(sdoc: np.ndarray, docs: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each document of ``sdoc`` (sorted) with its patch gram count: the sum of its pairs'
+    counts, 0 for a document without patch pairs."""
+    with_patch, n_patch_of = doc_sums(docs, counts)
+    n_patch = np.zeros(sdoc.shape[0], dtype=np.int64)
+    n_patch[np.searchsorted(sdoc, with_patch)] = n_patch_of
+    return n_patch
+
+
 def _merge_doc_bucket(table: pa.Table, restricted: bool = False, ranked: bool = False) -> pa.Table:
     """One doc bucket's parts -> its row of the doc-bucket table; ``restricted`` (an update):
     flag in ``recompute`` the documents that part-3 rows name; ``ranked``: each document's rank
@@ -402,9 +411,7 @@ def _merge_doc_bucket(table: pa.Table, restricted: bool = False, ranked: bool = 
     sdoc, n_grams = _concat(table.column("a"), stats), _concat(table.column("b"), stats)
     order = np.argsort(sdoc)
     sdoc, n_grams = sdoc[order], n_grams[order]
-    with_patch, n_patch_of = doc_sums(docs, counts)
-    n_patch = np.zeros(sdoc.shape[0], dtype=np.int64)
-    n_patch[np.searchsorted(sdoc, with_patch)] = n_patch_of
+    n_patch = _patch_counts_of(sdoc, docs, counts)
     server = _doc_values(table, np.flatnonzero(part == 2), sdoc)
     flags = ranks = None
     if restricted:
@@ -466,9 +473,7 @@ def _narrow_rows(m: int):
                     keep = dfs <= m
                     grams, docs, counts = (_array(batch.column(c)[i])[keep] for c in ("gram", "doc", "count"))
                     sdoc = _array(batch.column("sdoc")[i])
-                    with_patch, n_patch_of = doc_sums(docs, counts)
-                    n_patch = np.zeros(sdoc.shape[0], dtype=np.int64)
-                    n_patch[np.searchsorted(sdoc, with_patch)] = n_patch_of
+                    n_patch = _patch_counts_of(sdoc, docs, counts)
                     row = {"patch_grams": batch.column("patch_grams")[i].as_py(), "n_pairs": int(grams.shape[0]),
                            "gram": _blob(grams), "doc": _blob(docs), "count": _blob(counts), "n_patch": _blob(n_patch)}
                 for name in changed:
