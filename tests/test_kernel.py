@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quiltdetect.kernel import distinct_grams, gram_fingerprints, greedy_cover, word_hashes, words
-from quiltdetect.kernel.words import hash_word
+from quiltdetect.kernel.murmur import PAD, hash64_many
+from quiltdetect.kernel.words import WORD_SEED, batch_word_hashes, hash_word
 from quiltdetect.quilts.reference import greedy_sources
 
 
@@ -24,6 +25,50 @@ def test_word_hashes_match_one_at_a_time_path():
     assert batch.dtype == np.uint64
     assert [int(h) for h in batch] == [hash_word(w) for w in words(text)]
     assert batch[0] == batch[6] == batch[9]  # same word, same hash, case-folded
+
+
+@given(st.lists(st.binary(max_size=100), max_size=30), st.integers(0, 2**32 - 1))
+@settings(max_examples=300, deadline=None)
+def test_vectorised_murmur_equals_mmh3(keys, seed):
+    import mmh3
+
+    buf = np.frombuffer(b"".join(keys) + bytes(PAD), dtype=np.uint8)
+    lengths = np.array([len(k) for k in keys], dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    got = hash64_many(buf, starts, lengths, seed)
+    assert [int(h) for h in got] == [mmh3.hash64(k, seed, signed=False)[0] for k in keys]
+
+
+# Characters where a byte-level tokeniser could go wrong: multi-byte letters and digits of every
+# UTF-8 width, non-word multi-byte characters, case mappings that change the byte length or the
+# class (İ lowers to i + a combining dot, which is not a word character), the final sigma, "_".
+_TRICKY = "aZ09_ -.,'\n\té€’—©ßİΣσςΑ中文字𝔘𝟘😀\u0301\u0307ǅﬁ٣"
+
+
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=_TRICKY, max_size=60), st.text(max_size=40)), max_size=12))
+@settings(max_examples=400, deadline=None)
+def test_batch_word_hashes_equal_the_per_text_path(texts):
+    hashes, counts = batch_word_hashes(texts)
+    assert counts.tolist() == [len(words(t)) for t in texts]
+    expected = [int(h) for t in texts for h in word_hashes(t)]
+    assert hashes.dtype == np.uint64 and [int(h) for h in hashes] == expected
+
+
+def test_batch_word_hashes_on_long_words_and_empty_texts():
+    long_word = "x" * 16 + "é" * 20 + "9"  # 57 bytes: three blocks and a tail
+    texts = ["", None, f"A {long_word} b", "ΣΑΣ. σας", "", "end"]
+    hashes, counts = batch_word_hashes(texts)
+    assert counts.tolist() == [0, 0, 3, 2, 0, 1]
+    assert int(hashes[1]) == mmh3_hash(long_word.lower())
+    assert [int(h) for h in hashes] == [int(h) for t in texts for h in word_hashes(t)]
+    empty, none = batch_word_hashes([]), batch_word_hashes([None, ""])
+    assert empty[0].size == 0 and empty[1].size == 0 and none[1].tolist() == [0, 0]
+
+
+def mmh3_hash(word: str) -> int:
+    import mmh3
+
+    return mmh3.hash64(word, WORD_SEED, signed=False)[0]
 
 
 def test_gram_fingerprints_shape_and_order_sensitivity():

@@ -166,6 +166,33 @@ def test_gram_rows_split_between_grams_give_the_same_doc_buckets():
     assert split == whole
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_a_gram_bucket_merge_does_not_depend_on_the_order_its_rows_arrive_in(seed, with_counts):
+    """Tasks deliver a bucket's rows (one per input batch) in any order; the stored table must
+    be the same, the document-statistics buckets included (batches whose first doc_keys are
+    equal mod n share one)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from quiltdetect.quilts import bucketed as b
+
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(12)]
+    texts = [" ".join(rng.choice(vocab, size=int(rng.integers(0, 30)))) for _ in range(64)]
+    n_gram = 4
+    batches = [pa.RecordBatch.from_arrays([pa.array(np.arange(i, i + 8), pa.int64()), pa.array(texts[i:i + 8])],
+                                          names=["doc_key", "text"]) for i in range(0, 64, 8)]
+    rows = pa.Table.from_batches(list(b._gram_rows(2, n_gram, with_counts)(iter(batches))))
+    merge = b._merge_gram_bucket(n_gram, with_counts)
+    buckets = sorted(set(rows["bucket"].to_pylist()))
+    assert max(buckets) >= n_gram and len(rows.filter(pc.equal(rows["bucket"], max(buckets)))) > 1
+    for bucket in buckets:
+        mine = rows.filter(pc.equal(rows["bucket"], bucket))
+        shuffled = mine.take(pa.array(rng.permutation(mine.num_rows)))
+        assert merge(shuffled).equals(merge(mine))
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.booleans())
 def test_a_doc_table_narrowed_to_a_smaller_m_equals_one_built_at_that_m(seed, with_counts):

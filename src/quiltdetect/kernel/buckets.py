@@ -18,10 +18,9 @@ import numpy as np
 
 from quiltdetect.kernel.cover import _ranges, greedy_cover
 from quiltdetect.kernel.grams import gram_fingerprints
-from quiltdetect.kernel.words import word_hashes
+from quiltdetect.kernel.words import batch_word_hashes
 
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
-_EMPTY_U64 = np.empty(0, dtype=np.uint64)
 
 
 @dataclass(frozen=True)
@@ -45,9 +44,7 @@ def batch_gram_pairs(texts: Sequence[str | None], k: int) -> BatchGrams:
     Equal, text by text, to ``grams.distinct_grams`` (tested): the grams of text j are the
     pairs with ``docs == j``.
     """
-    hashes = [word_hashes(t) for t in texts]
-    lengths = np.fromiter((h.shape[0] for h in hashes), dtype=np.int64, count=len(hashes))
-    return hashed_gram_pairs(np.concatenate(hashes) if hashes else _EMPTY_U64, lengths, k)
+    return hashed_gram_pairs(*batch_word_hashes(texts), k)
 
 
 def hashed_gram_pairs(hashes: np.ndarray, lengths: np.ndarray, k: int) -> BatchGrams:

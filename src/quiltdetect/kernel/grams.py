@@ -14,21 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from quiltdetect.kernel.murmur import fmix64
 from quiltdetect.kernel.words import word_hashes
 
-_C1 = np.uint64(0xFF51AFD7ED558CCD)
-_C2 = np.uint64(0xC4CEB9FE1A85EC53)
+__all__ = ["distinct_grams", "fmix64", "gram_fingerprints", "text_grams"]
+
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier between chain steps
-_S33 = np.uint64(33)
-
-
-def fmix64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finaliser, element-wise on a uint64 array (wrapping arithmetic)."""
-    x = x ^ (x >> _S33)
-    x = x * _C1
-    x = x ^ (x >> _S33)
-    x = x * _C2
-    return x ^ (x >> _S33)
 
 
 def gram_fingerprints(hashes: np.ndarray, k: int) -> np.ndarray:

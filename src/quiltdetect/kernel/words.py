@@ -3,14 +3,22 @@
 Words are maximal runs of Unicode letters and digits (``[^\\W_]+``), lower-cased.
 Each distinct word is hashed once per process with seeded 64-bit MurmurHash3
 and memoised, since web text is Zipfian: most tokens are repeats.
+
+``batch_word_hashes`` gives the same hashes for a batch of texts without a Python object
+per word: the lower-cased texts' UTF-8 bytes are classified in numpy (a table of every code
+point's ``[^\\W_]`` membership, built from the regular expression itself), and the words'
+bytes are hashed by the vectorised MurmurHash3 of ``kernel.murmur``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import mmh3
 import numpy as np
+
+from quiltdetect.kernel.murmur import PAD, hash64_many
 
 WORD_RE = re.compile(r"[^\W_]+")
 WORD_SEED = 0x5157_4C54  # "QWLT": fixed so fingerprints are stable across runs and machines
@@ -53,3 +61,67 @@ def term_hashes(terms: list[str]) -> np.ndarray:
 def word_hashes(text: str | None) -> np.ndarray:
     """Hashes of the words of ``text`` in order: uint64 array of shape (n_words,)."""
     return term_hashes(words(text))
+
+
+_ASCII_WORD = np.zeros(256, dtype=bool)
+_ASCII_WORD[np.frombuffer(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", dtype=np.uint8)] = True
+_CODE_POINT_WORD: dict[int, np.ndarray] = {}
+
+
+def _code_point_word(size: int) -> np.ndarray:
+    """bool (size,): whether ``WORD_RE`` matches each code point below ``size`` (0x10000, the
+    Basic Multilingual Plane, or 0x110000: all), built once per process from the expression."""
+    table = _CODE_POINT_WORD.get(size)
+    if table is None:
+        table = np.zeros(size, dtype=bool)
+        for m in WORD_RE.finditer("".join(map(chr, range(size)))):
+            table[m.start():m.end()] = True
+        _CODE_POINT_WORD[size] = table
+    return table
+
+
+def _word_bytes(buf: np.ndarray) -> np.ndarray:
+    """Whether each byte of valid UTF-8 ``buf`` belongs to a word character."""
+    inword = _ASCII_WORD[buf]
+    leads = np.flatnonzero(buf >= 0xC0)  # the first byte of every non-ASCII character
+    if leads.size:
+        first = buf[leads].astype(np.int64)
+        width = 2 + (first >= 0xE0) + (first >= 0xF0)
+        point = first & np.where(width == 2, 0x1F, np.where(width == 3, 0x0F, 0x07))
+        for j in (1, 2, 3):
+            more = width > j
+            point = np.where(more, (point << 6) | (buf[np.minimum(leads + j, buf.shape[0] - 1)] & 0x3F), point)
+        word = _code_point_word(0x10000 if int(point.max()) < 0x10000 else 0x110000)[point]
+        for j in range(4):
+            part = width > j
+            inword[leads[part] + j] = word[part]
+    return inword
+
+
+def batch_word_hashes(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(hashes of every text's words one after the other as uint64, words per text as int64).
+
+    Equal to concatenating ``word_hashes(t)`` for every text (tested), at a fraction of the
+    cost: one ``str.lower`` and UTF-8 encoding per text, the rest numpy over the batch.
+    """
+    encoded = [t.lower().encode() if t else b"" for t in texts]
+    sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    total = int(offsets[-1])
+    if total == 0:
+        return np.empty(0, dtype=np.uint64), np.zeros(len(encoded), dtype=np.int64)
+    buf = np.frombuffer(b"".join(encoded) + bytes(PAD), dtype=np.uint8)
+    inword = _word_bytes(buf[:total])
+    # a word starts where a word byte follows a non-word byte or a text's start, and ends likewise
+    before = np.zeros(total, dtype=bool)
+    before[1:] = inword[:-1]
+    after = np.zeros(total, dtype=bool)
+    after[:-1] = inword[1:]
+    cuts = offsets[1:-1][offsets[1:-1] < total]
+    before[cuts] = False
+    after[cuts[cuts > 0] - 1] = False
+    starts = np.flatnonzero(inword & ~before)
+    ends = np.flatnonzero(inword & ~after) + 1
+    counts = np.diff(np.searchsorted(starts, offsets))
+    return hash64_many(buf, starts, ends - starts, WORD_SEED), counts.astype(np.int64)

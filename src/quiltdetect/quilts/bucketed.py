@@ -51,7 +51,7 @@ from quiltdetect.kernel.buckets import (
     sort_pairs,
     touched_docs,
 )
-from quiltdetect.kernel.words import word_hashes
+from quiltdetect.kernel.words import batch_word_hashes
 from quiltdetect.quilts.servers import server_column
 
 SERVER_SEED = 0x53525652  # "SRVR": server names -> 64-bit ids, compared for equality only
@@ -155,8 +155,12 @@ def bucket_count(partitions: int) -> int:
 
 def _word_hash_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for batch in batches:
-        blobs = [word_hashes(t).astype("<u8", copy=False).tobytes() for t in batch.column(1).to_pylist()]
-        yield pa.RecordBatch.from_arrays([batch.column(0).cast(pa.int64()), pa.array(blobs, pa.binary())],
+        hashes, counts = batch_word_hashes(batch.column(1).to_pylist())
+        offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+        np.cumsum(counts * 8, out=offsets[1:])
+        blobs = pa.Array.from_buffers(pa.large_binary(), counts.shape[0],
+                                      [None, pa.py_buffer(offsets), pa.py_buffer(hashes.astype("<u8", copy=False))])
+        yield pa.RecordBatch.from_arrays([batch.column(0).cast(pa.int64()), blobs.cast(pa.binary())],
                                          schema=WORD_HASHES)
 
 
@@ -221,8 +225,10 @@ def _merge_gram_bucket(n: int, with_counts: bool, row_pairs: int = ROW_PAIRS) ->
     def merge(table: pa.Table) -> pa.Table:
         bucket = table.column("bucket")[0].as_py()
         # Each row holds one input batch's pairs, a contiguous range of docs: in doc order, the
-        # docs of every gram are already ascending.
-        rows = _rows_by(table.column("doc"), None, lambda docs: int(docs.min())) if bucket < n else None
+        # docs of every gram are already ascending. Statistics rows (their docs in "gram") go in
+        # doc order too, so the stored table does not depend on the order the batches arrived in.
+        rows = (_rows_by(table.column("doc"), None, lambda docs: int(docs.min())) if bucket < n
+                else _rows_by(table.column("gram"), None, lambda docs: int(docs.min())))
         grams, docs, counts = (_concat(table.column(c), rows) for c in ("gram", "doc", "count"))
         if bucket < n:
             if with_counts:
