@@ -61,8 +61,10 @@ def load_average() -> list[float]:
 # --------------------------------------------------------------------------- corpora
 
 
-def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Path, dict]:
-    """The N-page corpus (cached): its path and {pages, words}."""
+def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet",
+                vocabulary: str = "prose") -> tuple[Path, dict]:
+    """The N-page corpus (cached): its path and {pages, words}. ``vocabulary`` "open": remix
+    passes draw every word from an open Zipf vocabulary (``corpus_pool.OpenVocabulary``)."""
     from corpus import (
         find_shared_data,
         generate,
@@ -72,18 +74,19 @@ def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Pa
     )
 
     suffix = "warc.gz" if fmt == "warc" else fmt
-    path = work / f"c{n}-s{seed}.{suffix}"
-    meta_path = work / f"c{n}-s{seed}.{suffix}.meta.json"
+    name = f"c{n}-s{seed}" + ("" if vocabulary == "prose" else f"-{vocabulary}")
+    path = work / f"{name}.{suffix}"
+    meta_path = work / f"{name}.{suffix}.meta.json"
     if meta_path.exists():
         return path, json.loads(meta_path.read_text())
     shared = find_shared_data(REPO) or find_shared_data(REPO.parent)
     if shared is None:
         raise SystemExit("shared data not found (../shared/data)")
     if fmt == "parquet" and n > SHARD_PAGES:
-        meta = _sharded_corpus(load_prose(shared), path, n, seed)
+        meta = _sharded_corpus(load_prose(shared), path, n, seed, vocabulary)
         meta_path.write_text(json.dumps(meta))
         return path, meta
-    corpus = generate(load_prose(shared), n, seed)
+    corpus = generate(load_prose(shared), n, seed, vocabulary)
     if fmt == "warc":
         write_warc(corpus, path)
     else:
@@ -96,7 +99,7 @@ def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet") -> tuple[Pa
 SHARD_PAGES = 100_000  # a generated corpus holds every page in memory: ~2 GB per 100,000 pages
 
 
-def _sharded_corpus(prose, path: Path, n: int, seed: int) -> dict:
+def _sharded_corpus(prose, path: Path, n: int, seed: int, vocabulary: str = "prose") -> dict:
     """A Parquet corpus of more than SHARD_PAGES pages, generated as independent shards of at
     most SHARD_PAGES pages (seeds ``seed * 1000 + i``), one Parquet part each.
 
@@ -113,7 +116,7 @@ def _sharded_corpus(prose, path: Path, n: int, seed: int) -> dict:
     path.mkdir(parents=True, exist_ok=True)
     pages = words = 0
     for i, start in enumerate(range(0, n, SHARD_PAGES)):
-        corpus = generate(prose, min(SHARD_PAGES, n - start), seed * 1000 + i)
+        corpus = generate(prose, min(SHARD_PAGES, n - start), seed * 1000 + i, vocabulary)
         part = write_corpus_table(corpus, path / f"shard-{i}", "parquet")
         shutil.move(str(part), str(path / f"part-{i:05d}.parquet"))
         shutil.rmtree(path / f"shard-{i}")
@@ -468,12 +471,13 @@ def goal_ratio(mode: str) -> float | None:
 
 def kernel_rates(corpus: Path, n_pages: int = 3000) -> dict:
     """Words per CPU-second on one core: tokenise, plain tokenise+hash, the memoised hash, the
-    kernel per document (``distinct_grams``) and per Arrow batch (``batch_gram_pairs``, as the job runs it)."""
+    vectorised hash of a batch (``batch_word_hashes``), the kernel per document
+    (``distinct_grams``) and per Arrow batch (``batch_gram_pairs``, as the job runs it)."""
     import mmh3
     import pyarrow.parquet as pq
 
     from quiltdetect.kernel.grams import distinct_grams
-    from quiltdetect.kernel.words import WORD_RE, WORD_SEED, word_hashes
+    from quiltdetect.kernel.words import WORD_RE, WORD_SEED, batch_word_hashes, word_hashes
 
     texts = pq.read_table(corpus).column("text").to_pylist()[:n_pages]
     n_words = sum(len(WORD_RE.findall(t.lower())) for t in texts)
@@ -490,13 +494,16 @@ def kernel_rates(corpus: Path, n_pages: int = 3000) -> dict:
     def per_text(fn):
         return lambda: [fn(t) for t in texts]
 
+    def per_batch(fn):
+        return lambda: [fn(texts[i : i + 2000]) for i in range(0, len(texts), 2000)]
+
     rates = {}
     for name, run in (("tokenise", per_text(lambda t: WORD_RE.findall(t.lower()))),
                       ("tokenise_hash_plain", per_text(plain)),
                       ("tokenise_hash_memo", per_text(word_hashes)),
+                      ("tokenise_hash_batch", per_batch(batch_word_hashes)),
                       ("kernel_per_doc", per_text(lambda t: distinct_grams(t, 5))),
-                      ("kernel_batch", lambda: [batch_gram_pairs(texts[i : i + 2000], 5)
-                                                for i in range(0, len(texts), 2000)])):
+                      ("kernel_batch", per_batch(lambda b: batch_gram_pairs(b, 5)))):
         best = 0.0
         for _ in range(3):
             t0 = cpu()
@@ -606,6 +613,9 @@ def main() -> None:
     one.add_argument("--previous", default=None, help="update this finished quilt run (incremental)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 25000, 100000])
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--vocabulary", choices=["prose", "open"], default="prose",
+                    help="the generated corpora's remix words: the prose's (default) or an open Zipf "
+                         "vocabulary that grows with the corpus, as a crawl's does")
     ap.add_argument("--work", type=Path, default=Path("/tmp/quiltdetect-bench"), help="corpora and outputs")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--port-max", type=int, default=25000, help="run the naive port on sizes up to this N")
@@ -640,7 +650,7 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
     only = set(args.only or ["quilts", "naive", "kernel", "warc", "skew"])
-    results: dict = {"command": " ".join(sys.argv), "cores": CORES, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    results: dict = {"command": " ".join(sys.argv), "vocabulary": args.vocabulary, "cores": CORES, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
                      "runs": []}
     out_json = args.out / "quilts_scale.json"
 
@@ -654,7 +664,7 @@ def main() -> None:
         print(summary(results), flush=True)
 
     for n in sorted(args.sizes):
-        path, meta = make_corpus(args.work, n, args.seed)
+        path, meta = make_corpus(args.work, n, args.seed, vocabulary=args.vocabulary)
         if "quilts" in only:
             res = child("quilts", path, args.work / f"q{n}", args.work / f"q{n}.json", args)
             record(f"quilts parquet {n}", "quilts", meta, res)

@@ -301,3 +301,30 @@ def test_touched_docs_are_the_old_holders_of_shared_not_frequent_grams(pairs, ne
     for d in {d for _, d in pairs} - new:
         if patch_postings(d, False) != patch_postings(d, True):
             assert d in got
+
+
+_INT64 = st.integers(-(2**63), 2**63 - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(
+    st.lists(_INT64, max_size=300),                                   # any keys, full span
+    st.lists(st.integers(0, 40), max_size=300),                       # small keys, many ties: exact packing
+    st.lists(st.sampled_from([-(2**63), -1, 0, 1, 2**63 - 1]), max_size=60),
+    # keys equal in their high bits and different in the low bits that packing drops
+    st.tuples(_INT64, st.lists(st.integers(0, 255), min_size=1, max_size=300)).map(
+        lambda t: [max(-(2**63), min(2**63 - 1, (t[0] & ~255) | x)) for x in t[1]]
+        + [2**63 - 1, -(2**63)]),
+))
+def test_stable_argsort_equals_numpys_stable_argsort(keys):
+    from quiltdetect.kernel.buckets import stable_argsort
+
+    keys = np.array(keys, dtype=np.int64)
+    assert stable_argsort(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+def test_stable_argsort_on_gram_fingerprints_of_a_batch():
+    from quiltdetect.kernel.buckets import stable_argsort
+
+    grams = (np.random.default_rng(1).integers(0, 2**20, size=200_000, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)).view(np.int64)
+    assert np.array_equal(stable_argsort(grams), np.argsort(grams, kind="stable"))

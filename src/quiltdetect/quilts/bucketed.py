@@ -49,6 +49,7 @@ from quiltdetect.kernel.buckets import (
     patch_dfs,
     patch_mask,
     sort_pairs,
+    stable_argsort,
     touched_docs,
 )
 from quiltdetect.kernel.words import batch_word_hashes
@@ -338,7 +339,7 @@ def docs_by_bucket(docs: np.ndarray, n_docs: int) -> list[tuple[int, np.ndarray]
     if docs.shape[0] == 0:
         return []
     bucket = docs % n_docs
-    order = np.argsort(bucket, kind="stable")
+    order = stable_argsort(bucket)
     starts = np.flatnonzero(np.concatenate(([True], bucket[order][1:] != bucket[order][:-1])))
     bounds = np.append(starts, order.shape[0])
     return [(int(bucket[order[s]]), order[s:e]) for s, e in zip(bounds[:-1], bounds[1:], strict=True)]
