@@ -48,6 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from corpus_pages import build_corpus
+from corpus_pool import VOCABULARIES
 from corpus_prose import ProseDoc, load_prose
 from corpus_types import Corpus, Page, Site, TruthRecord
 from corpus_write import write_corpus_table, write_truth, write_warc
@@ -68,15 +69,16 @@ __all__ = [
 ]
 
 
-def generate(prose: Sequence[ProseDoc], n_pages: int, seed: int) -> Corpus:
-    """Generate ``n_pages`` pages deterministically for ``seed`` (see module doc)."""
+def generate(prose: Sequence[ProseDoc], n_pages: int, seed: int, vocabulary: str = "prose") -> Corpus:
+    """Generate ``n_pages`` pages deterministically for ``seed`` (see module doc); ``vocabulary``
+    "open" makes remix passes draw every word from an open Zipf vocabulary (``corpus_pool``)."""
     if n_pages < 1:
         raise ValueError("n_pages must be >= 1")
     # millions of small, long-lived strings: the cyclic GC would rescan them over and over
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return build_corpus(prose, n_pages, seed)
+        return build_corpus(prose, n_pages, seed, vocabulary)
     finally:
         if enabled:
             gc.enable()
@@ -120,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--format", choices=["warc", "parquet", "jsonl"], default="warc")
+    ap.add_argument("--vocabulary", choices=VOCABULARIES, default="prose",
+                    help="what remix passes draw words from: the prose's words (every third word "
+                         "replaced) or an open Zipf vocabulary that grows with the corpus (every word)")
     ap.add_argument(
         "--out", type=Path, required=True, help="file (warc, jsonl) or directory (parquet)"
     )
@@ -132,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     t0 = time.perf_counter()
     prose = load_prose(Path(shared))
-    corpus = generate(prose, args.pages, args.seed)
+    corpus = generate(prose, args.pages, args.seed, args.vocabulary)
     if args.format == "warc":
         write_warc(corpus, args.out)
     else:

@@ -147,12 +147,12 @@ class CorpusDraft:
         return self.sites[self.pages[page].site].domain
 
 
-def start_draft(prose: Sequence[ProseDoc], n_pages: int, seed: int) -> CorpusDraft:
+def start_draft(prose: Sequence[ProseDoc], n_pages: int, seed: int, vocabulary: str = "prose") -> CorpusDraft:
     """Seed the generators, fill the sentence pool, make the sites with skewed sizes, and deal
     the page slots (each site's share of pages, shuffled) and the crawl positions."""
     rng = np.random.default_rng(seed)
     prng = random.Random(seed)
-    pool = SentencePool(prose, rng)
+    pool = SentencePool(prose, rng, vocabulary)
     sizes = site_sizes(n_pages, rng)
     sites = make_sites(sizes, pool, rng)
     slots = np.repeat(np.arange(len(sizes)), sizes)
@@ -365,10 +365,11 @@ def to_crawl_order(draft: CorpusDraft) -> Corpus:
     return Corpus(seed=draft.seed, pages=pages, sites=draft.sites, truth=draft.truth)
 
 
-def build_corpus(prose: Sequence[ProseDoc], n_pages: int, seed: int) -> Corpus:
-    """Generate ``n_pages`` pages deterministically for ``seed``: the steps above, in order."""
+def build_corpus(prose: Sequence[ProseDoc], n_pages: int, seed: int, vocabulary: str = "prose") -> Corpus:
+    """Generate ``n_pages`` pages deterministically for ``seed``: the steps above, in order
+    (``vocabulary``: what remix passes draw from, ``corpus_pool.VOCABULARIES``)."""
     counts = page_counts(n_pages)
-    draft = start_draft(prose, n_pages, seed)
+    draft = start_draft(prose, n_pages, seed, vocabulary)
     write_originals(draft, counts.originals)
     copy_originals(draft, counts.mirrors, counts.near_copies)
     plant_quilts_and_controls(draft, counts.quilts, counts.controls)

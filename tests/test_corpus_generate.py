@@ -116,6 +116,32 @@ def test_deterministic_bytes(prose, tmp_path):
     assert [p.text for p in c.pages] != [p.text for p in a.pages]
 
 
+def test_open_vocabulary_remixes_every_word_from_a_growing_vocabulary(prose):
+    """``--vocabulary open`` (bench/corpus_pool.py): remix passes replace every word, drawing
+    from a vocabulary whose distinct words keep growing; pass 0 and the default are as before."""
+    import numpy as np
+    from corpus_pool import OpenVocabulary, SentencePool
+
+    docs = prose[:60]
+    pools = {v: SentencePool(docs, np.random.default_rng(5), v) for v in ("prose", "open")}
+    doc = pools["open"].main_docs[0]
+    original = WORD.findall(" ".join(docs[doc].sentences[:4]))
+    assert pools["open"]._render(doc, 0, 4, 0) == pools["prose"]._render(doc, 0, 4, 0) == list(docs[doc].sentences[:4])
+    default = WORD.findall(" ".join(pools["prose"]._render(doc, 0, 4, 1)))
+    remixed = WORD.findall(" ".join(pools["open"]._render(doc, 0, 4, 1)))
+    assert len(default) == len(remixed) == len(original)
+    assert sum(a != b for a, b in zip(original, default, strict=True)) <= len(original) // 3 + 1
+    assert sum(a != b for a, b in zip(original, remixed, strict=True)) > 0.8 * len(original)
+
+    draws = OpenVocabulary([d.sentences for d in docs], np.random.default_rng(9)).draw(400_000)
+    assert draws == OpenVocabulary([d.sentences for d in docs], np.random.default_rng(9)).draw(400_000)
+    first, second = len(set(draws[:200_000])), len(set(draws))
+    assert 1.3 * first < second < 2 * first  # Heaps' law: 2x the words, ~2^0.66 the vocabulary
+    counts = Counter(draws)
+    assert 0.015 < counts.most_common(1)[0][1] / len(draws) < 0.06  # the most frequent word
+    assert all(WORD.fullmatch(w) and w == w.lower() for w in counts)  # one lower-case word each
+
+
 def test_structure(corpus300):
     pages = corpus300.pages
     assert len(pages) == 300
