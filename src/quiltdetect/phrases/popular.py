@@ -15,11 +15,12 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from quiltdetect.kernel.words import batch_word_hashes
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.job import representatives
 from quiltdetect.neardup.pairs import near_duplicate_pairs
-from quiltdetect.phrases.sampling import phrase_texts, sample, selectors
+from quiltdetect.phrases.sampling import phrase_texts, sample_hashes, selectors
 
 SAMPLE_SCHEMA = "doc_key long, n_words int, shingles array<long>, supershingles array<long>"
 TEXT_SCHEMA = "shingle long, phrase string"
@@ -32,8 +33,10 @@ def sampled_shingles(docs: DataFrame, k: int, m: int) -> DataFrame:
         table = selectors(m)
         for frame in frames:
             keys, n_words, shingles, supers = [], [], [], []
-            for key, text in zip(frame["doc_key"], frame["text"], strict=True):
-                s = sample(text, k, m, table)
+            hashes, counts = batch_word_hashes(frame["text"].tolist())
+            ends = np.cumsum(counts)
+            for key, start, end in zip(frame["doc_key"], (ends - counts).tolist(), ends.tolist(), strict=True):
+                s = sample_hashes(hashes[start:end], k, m, table)
                 if s is None:
                     continue
                 keys.append(key)

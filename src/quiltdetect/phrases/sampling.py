@@ -80,7 +80,13 @@ def sample(text: str | None, k: int = PHRASE_WORDS, m: int = N_SHINGLES,
 
     ``table``: ``selectors(m)``, precomputed by callers that sample many documents.
     """
-    hashes = term_hashes(words(text))
+    return sample_hashes(term_hashes(words(text)), k, m, table)
+
+
+def sample_hashes(hashes: np.ndarray, k: int = PHRASE_WORDS, m: int = N_SHINGLES,
+                  table: tuple[np.ndarray, np.ndarray] | None = None) -> Sample | None:
+    """``sample`` of a text given by its word hashes (uint64, in order), for callers that hash
+    a batch of texts at once (``kernel.words.batch_word_hashes``)."""
     if hashes.shape[0] == 0:
         return None
     seeds, multipliers = table if table is not None else selectors(m)
