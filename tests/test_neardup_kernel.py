@@ -58,6 +58,23 @@ def test_image_terms_follow_the_host_rule():
     assert terms == ["hello", "world", "b.gif", "http://x.org/c.gif"]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(
+    st.one_of(st.none(), st.text(alphabet="aB9 ./:_-wW\u00e9\u0130", max_size=50),
+              st.sampled_from(["see http://A.b/c.html now", "WWW.Example.org/x y", "plain words only", ""])),
+    st.sampled_from([None, "http://site.org/p", "https://other.net/"]),
+    st.one_of(st.none(), st.lists(st.sampled_from(["/img/a.png", "http://site.org/logo.gif", "http://cdn.com/x.jpg", ""]),
+                                  max_size=3))), max_size=8))
+def test_batch_page_term_hashes_equal_one_page_at_a_time(pages):
+    from quiltdetect.neardup.tokens import batch_page_term_hashes, page_terms, term_hashes
+
+    texts, urls, images = (list(c) for c in zip(*pages, strict=True)) if pages else ([], [], [])
+    got = batch_page_term_hashes(texts, urls, images)
+    assert len(got) == len(pages)
+    for h, (text, url, imgs) in zip(got, pages, strict=True):
+        assert h.tolist() == term_hashes(page_terms(text, url, imgs)).tolist()
+
+
 def test_shingles_window_and_wrap():
     h = term_hashes(list("abcdef"))
     assert shingles(h, 3).shape == (4,)

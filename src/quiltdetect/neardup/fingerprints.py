@@ -35,10 +35,16 @@ def fingerprint_arrays(text: str | None, url: str | None, images: Iterable[str] 
                        n_pieces: int) -> tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """(n_terms, supershingles uint64 (6,), simhash uint64 (6,), simhash pieces int64); Nones for a
     page without terms."""
-    fp = fingerprint(text, url, images, k=k, wrap=wrap)
-    if fp.n_terms == 0:
+    return fingerprint_hash_arrays(term_hashes(page_terms(text, url, images)), k, wrap, n_pieces)
+
+
+def fingerprint_hash_arrays(hashes: np.ndarray, k: int, wrap: bool,
+                            n_pieces: int) -> tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """``fingerprint_arrays`` of a page given by its term hashes (uint64, in order)."""
+    if hashes.shape[0] == 0:
         return 0, None, None, None
-    return fp.n_terms, fp.supershingles, fp.simhash, pieces(fp.simhash, n_pieces)
+    sh = simhash(hashes)
+    return int(hashes.shape[0]), supershingles(shingles(hashes, k, wrap=wrap)), sh, pieces(sh, n_pieces)
 
 
 def shingle_set(text: str | None, url: str | None = None, images: Iterable[str] | None = None,
@@ -50,7 +56,12 @@ def shingle_set(text: str | None, url: str | None = None, images: Iterable[str] 
 def lsh_arrays(text: str | None, url: str | None, images: Iterable[str] | None, k: int, wrap: bool,
                bands: int, rows: int) -> tuple[int, np.ndarray | None, np.ndarray | None]:
     """(n_terms, shingle set uint64, band keys uint64 (bands,)); Nones for a page without terms."""
-    hashes = term_hashes(page_terms(text, url, images))
+    return lsh_hash_arrays(term_hashes(page_terms(text, url, images)), k, wrap, bands, rows)
+
+
+def lsh_hash_arrays(hashes: np.ndarray, k: int, wrap: bool, bands: int,
+                    rows: int) -> tuple[int, np.ndarray | None, np.ndarray | None]:
+    """``lsh_arrays`` of a page given by its term hashes (uint64, in order)."""
     if hashes.shape[0] == 0:
         return 0, None, None
     s = shingles(hashes, k, wrap=wrap)

@@ -22,8 +22,9 @@ from pyspark.sql.window import Window
 from quiltdetect.ingest.table import SPILL
 from quiltdetect.ingest.urls import site_of
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.fingerprints import fingerprint_arrays, lsh_arrays
+from quiltdetect.neardup.fingerprints import fingerprint_hash_arrays, lsh_hash_arrays
 from quiltdetect.neardup.simhash import n_pieces
+from quiltdetect.neardup.tokens import batch_page_term_hashes
 
 FINGERPRINT_SCHEMA = ("doc_key long, site string, n_terms int, supershingles array<long>, "
                       "simhash array<long>, pieces array<long>")
@@ -69,7 +70,7 @@ def fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
 
     def batches(source: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in source:
-            rows = [fingerprint_arrays(t, u, i, k, wrap, count) for t, u, i in zip(*_page_columns(batch), strict=True)]
+            rows = [fingerprint_hash_arrays(h, k, wrap, count) for h in batch_page_term_hashes(*_page_columns(batch))]
             n_terms, ss, sh, pc = zip(*rows, strict=True) if rows else ((), (), (), ())
             yield pa.RecordBatch.from_arrays(
                 [batch.column(0).cast(pa.int64()), _sites(batch), pa.array(n_terms, pa.int32()),
@@ -85,7 +86,7 @@ def lsh_fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
 
     def batches(source: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in source:
-            out = [lsh_arrays(t, u, i, k, wrap, bands, rows) for t, u, i in zip(*_page_columns(batch), strict=True)]
+            out = [lsh_hash_arrays(h, k, wrap, bands, rows) for h in batch_page_term_hashes(*_page_columns(batch))]
             n_terms, sets, keys = zip(*out, strict=True) if out else ((), (), ())
             yield pa.RecordBatch.from_arrays(
                 [batch.column(0).cast(pa.int64()), _sites(batch), pa.array(n_terms, pa.int32()),

@@ -11,11 +11,13 @@ Other text follows definitions §0 (``[^\\W_]+``, lower-cased). Image terms foll
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
+import numpy as np
+
 from quiltdetect.ingest.urls import host_of
-from quiltdetect.kernel.words import WORD_RE, term_hashes  # noqa: F401 (term hashes are the kernel's memoised mmh3)
+from quiltdetect.kernel.words import WORD_RE, batch_word_hashes, term_hashes
 
 # A URL written in running text: scheme://... or www.... up to white space.
 URL_IN_TEXT_RE = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
@@ -57,10 +59,33 @@ def image_term(src: str, page_host: str) -> str | None:
     return src.lower()
 
 
+def image_terms(url: str | None, images: Iterable[str] | None) -> list[str]:
+    """One term per IMG URL of a page (``image_term``), in order."""
+    if not images:
+        return []
+    page_host = host_of(url)
+    return [t for t in (image_term(src, page_host) for src in images) if t]
+
+
 def page_terms(text: str | None, url: str | None = None, images: Iterable[str] | None = None) -> list[str]:
     """All terms of a page in order: text terms, then one term per IMG URL."""
-    terms = text_terms(text)
-    if images:
-        page_host = host_of(url)
-        terms += [t for t in (image_term(src, page_host) for src in images) if t]
-    return terms
+    return text_terms(text) + image_terms(url, images)
+
+
+def batch_page_term_hashes(texts: Sequence[str | None], urls: Sequence[str | None],
+                           images: Sequence[Iterable[str] | None]) -> list[np.ndarray]:
+    """``term_hashes(page_terms(...))`` of every page of a batch (tested equal). The texts that
+    write no URL, nearly all, are tokenised and hashed at once (``batch_word_hashes``)."""
+    if not texts:
+        return []
+    lowered = [t.lower() if t else None for t in texts]
+    plain = [None if t is None or "://" in t or "www." in t else t for t in lowered]
+    hashes, counts = batch_word_hashes(plain, lowered=True)
+    ends = np.cumsum(counts)
+    out = []
+    for j, (low, text_hashes) in enumerate(zip(lowered, np.split(hashes, ends[:-1]), strict=True)):
+        if low is not None and plain[j] is None:  # the text writes a URL
+            text_hashes = term_hashes(text_terms(texts[j]))
+        extra = image_terms(urls[j], images[j])
+        out.append(np.concatenate([text_hashes, term_hashes(extra)]) if extra else text_hashes)
+    return out
