@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_quilts_parity import assert_reference, corpus, corpus_rows
-from tiers import examples, parameter_cases
+from tiers import examples, extended, parameter_cases
 
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.runstate import resolve_previous
@@ -84,6 +84,7 @@ def check_chain(spark, tmp_path_factory, params, data):
 
 
 @pytest.mark.spark
+@extended
 def test_update_keeps_the_old_page_of_a_doc_id_and_may_change_c_theta_phi(spark, tmp_path):
     """A doc_id already in the previous run keeps its old text (counted as already_seen); an
     update may use other c, theta and phi than the run it extends."""
@@ -108,6 +109,7 @@ def test_update_keeps_the_old_page_of_a_doc_id_and_may_change_c_theta_phi(spark,
 
 
 @pytest.mark.spark
+@extended
 def test_update_breaks_ties_on_the_smallest_doc_id_not_on_arrival(spark, tmp_path):
     """Three copies of a page: each one's cover is a tie between the other two, won by the
     smaller doc_id. The copy "a" arrives in the update, after "b" and "t": keyed after them,
@@ -222,6 +224,7 @@ def test_an_update_killed_leaves_the_previous_run_alone_and_resumes(spark, tmp_p
 
 
 @pytest.mark.spark
+@extended
 def test_an_update_with_no_new_pages_keeps_the_previous_results(spark, tmp_path):
     """A segment whose every doc_id RUN already holds (a week that re-crawled old pages only):
     nothing is recomputed and the results are the previous run's."""

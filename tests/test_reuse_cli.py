@@ -9,7 +9,7 @@ import pytest
 
 from quiltdetect.cli import main
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.extended]  # the fast tier checks reuse against its reference (test_reuse_parity)
 
 SPARK = ["--set", "spark.master=local[2]", "--set", "spark.sql.shuffle.partitions=4"]
 
