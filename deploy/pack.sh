@@ -46,10 +46,15 @@ PY
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$PYTHON" -m venv "$work/env"
-"$work/env/bin/python" -m pip install -q --no-deps "$wheel"
 mapfile -t reqs <<< "$deps"
-# (pip then warns that pyspark is not installed: expected, the cluster provides it)
-"$work/env/bin/python" -m pip install -q "${reqs[@]}"
+if command -v uv >/dev/null; then  # the same packages from the same index, several times faster
+    uv pip install -q --compile-bytecode --python "$work/env/bin/python" --no-deps "$wheel"
+    uv pip install -q --compile-bytecode --python "$work/env/bin/python" "${reqs[@]}"
+else
+    "$work/env/bin/python" -m pip install -q --no-deps "$wheel"
+    # (pip then warns that pyspark is not installed: expected, the cluster provides it)
+    "$work/env/bin/python" -m pip install -q "${reqs[@]}"
+fi
 env -u PYTHONPATH "$work/env/bin/python" -c 'import quiltdetect.kernel.grams, numpy, mmh3, pyarrow, pandas; print("packed env imports ok")'
 "$PYTHON" -m venv_pack -q -p "$work/env" -o "$OUT/quiltdetect-env.tar.gz"
 ls -la "$wheel" "$OUT/quiltdetect-env.tar.gz"

@@ -2,7 +2,8 @@
 
 A master and two one-core workers are started with the ``spark-class`` that the pyspark package
 ships. One spark-submit (``tests/job_batch.py``) runs every job of ``jobs/``, each through its
-own file, in one application with ``--properties-file conf/spark-defaults.conf`` (so executors run
+own file, in one application, as the Airflow DAG chains them (``ingest.py`` reads the WARCs, every
+analysis reads its ``docs/`` table), with ``--properties-file conf/spark-defaults.conf`` (so executors run
 ``./environment/bin/python`` from the ``deploy/pack.sh`` archive) and ``--config
 conf/cluster.yaml``; each result table must equal a local-mode run of the same ``jobs/`` file on
 the same input in the test's own session. Marked ``deploy`` (``pytest -m deploy``, as .ci/run
@@ -50,7 +51,8 @@ class Job:
 
 
 # Extend when a job lands in jobs/ (test_every_job_is_covered fails until it is listed).
-# Every job gets --input (the two sample WARCs above), --output and small shuffles.
+# Every job gets --input, --output and small shuffles: ingest.py the two sample WARCs above, every
+# other job the cluster's docs/ table of ingest.py (the first job of the batch) as Parquet.
 JOBS = (
     Job("ingest.py", ("--write-rejects",), ("docs", "rejects")),
     Job("find_quilts.py", ("-c", "3"), ("quilts", "doc_stats", "docs")),
@@ -203,9 +205,12 @@ def _rows(path: Path) -> list[str]:
     return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
 
 
-def _argv(job: Job, out: Path, config: list[str]) -> list[str]:
-    return [*job.command, *[a for name in INPUTS for a in ("--input", "file://" + str(SAMPLE / name))],
-            "--output", "file://" + str(out), *config, "--set", "spark.sql.shuffle.partitions=4", *job.args]
+def _argv(job: Job, out: Path, config: list[str], docs: Path) -> list[str]:
+    """``docs``: the ingest job's table, the input of every other job."""
+    source = ([a for name in INPUTS for a in ("--input", "file://" + str(SAMPLE / name))] if job.script == "ingest.py"
+              else ["--input", "file://" + str(docs), "--input-format", "parquet"])
+    return [*job.command, *source, "--output", "file://" + str(out), *config,
+            "--set", "spark.sql.shuffle.partitions=4", *job.args]
 
 
 def _name(job: Job) -> str:
@@ -217,7 +222,8 @@ def cluster_runs(cluster, packed_env, tmp_path_factory) -> Path:
     """Every job in one spark-submit to the cluster: one application, one unpacking per executor."""
     base = tmp_path_factory.mktemp("cluster")
     specs = [{"name": _name(j), "script": j.script,
-              "argv": _argv(j, base / _name(j), ["--config", str(REPO / "conf" / "cluster.yaml")])} for j in JOBS]
+              "argv": _argv(j, base / _name(j), ["--config", str(REPO / "conf" / "cluster.yaml")],
+                            base / "ingest" / "docs")} for j in JOBS]
     (base / "specs.json").write_text(json.dumps(specs))
     # Driver: this Python (client mode). Executors: only the unpacked archive's Python, with
     # the checkout's PYTHONPATH removed, so they import quiltdetect from the wheel.
@@ -249,7 +255,9 @@ def test_standalone_cluster_equals_local_mode(job, cluster_runs, spark, tmp_path
     from job_batch import run_jobs
 
     local = tmp_path / "local"
-    done = run_jobs([{"name": _name(job), "script": job.script, "argv": _argv(job, local, [])}])
+    # The same input table as the cluster's job: ingest.py's own test checks it equals local mode's.
+    done = run_jobs([{"name": _name(job), "script": job.script,
+                      "argv": _argv(job, local, [], cluster_runs / "ingest" / "docs")}])
     assert done[_name(job)]["code"] == 0, done
     remote = cluster_runs / _name(job)
     for table in job.tables:
