@@ -58,6 +58,20 @@ def load_average() -> list[float]:
     return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
 
 
+def bytecode_cached() -> bool:
+    """Whether this Python finds compiled bytecode for pandas and PySpark. Without it (uv installs
+    without compiling unless asked, and PYTHONDONTWRITEBYTECODE=1 stops Python from caching),
+    every driver and every Spark Python worker compiles them from source again: about 1.3 s of
+    CPU per process, which small runs would report as the job's time."""
+    import importlib.util
+
+    for name in ("pandas", "pyspark"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None or not Path(importlib.util.cache_from_source(spec.origin)).exists():
+            return False
+    return True
+
+
 # --------------------------------------------------------------------------- corpora
 
 
@@ -651,7 +665,12 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     only = set(args.only or ["quilts", "naive", "kernel", "warc", "skew"])
     results: dict = {"command": " ".join(sys.argv), "vocabulary": args.vocabulary, "cores": CORES, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                     "runs": []}
+                     "bytecode_cached": bytecode_cached(), "runs": []}
+    if not results["bytecode_cached"]:
+        print("warning: pandas and PySpark have no compiled bytecode here, so every Python process compiles "
+              "them again (about 1.3 s each) and small runs look slower than they are: compile the "
+              "environment's site-packages once (python -m compileall -q -j 0 <site-packages>), or install "
+              "with pip or with uv pip install --compile-bytecode", file=sys.stderr, flush=True)
     out_json = args.out / "quilts_scale.json"
 
     def record(label: str, mode: str, meta: dict, res: dict) -> None:

@@ -33,6 +33,8 @@ def spark():
     """A session-scoped local[2] session with few shuffle partitions."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from tiers import SHORT_JVM
+
     from quiltdetect.common.session import build_session
 
     session = build_session(
@@ -50,7 +52,7 @@ def spark():
             # Tests run hundreds of small jobs: the client JIT and no whole-stage code generation
             # cost less than they save there (about 30% per job). Results are the same; the
             # end-to-end and cluster tests run the shipped settings.
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            "spark.driver.extraJavaOptions": SHORT_JVM,
             "spark.sql.codegen.wholeStage": "false",
         },
         local=True,

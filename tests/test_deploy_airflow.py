@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tiers import SHORT_JVM
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
@@ -148,7 +149,7 @@ def test_two_scheduled_runs_of_the_quilt_chain_on_local_spark(airflow_env, tmp_p
     # spark-submit's own properties: the client JIT makes each of the five short local JVMs
     # cheaper (as in tests/conftest.py); also checks that the DAG passes --properties-file on.
     properties = tmp_path / "spark-test.conf"
-    properties.write_text("spark.driver.extraJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC\n"
+    properties.write_text(f"spark.driver.extraJavaOptions {SHORT_JVM}\n"
                           "spark.ui.showConsoleProgress false\n")
     conf = {"input": str(SAMPLE / "synthetic-quilts.warc.gz"), "output_root": str(tmp_path / "out"),
             "job_config": str(job_config), "task_configs": {"sweep": str(sweep_config)},

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 import pyarrow.parquet as pq
 import pytest
+from tiers import SHORT_JVM
 
 REPO = Path(__file__).resolve().parents[1]
 needs_cluster = pytest.mark.skipif(
@@ -235,6 +236,8 @@ def cluster_runs(cluster, packed_env, tmp_path_factory) -> Path:
             "--archives", f"{packed_env}#environment",
             "--conf", f"spark.pyspark.driver.python={sys.executable}",
             "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2",
+            "--conf", f"spark.driver.extraJavaOptions={SHORT_JVM}",
+            "--conf", f"spark.executor.extraJavaOptions={SHORT_JVM}",
             str(REPO / "tests" / "job_batch.py"), str(base / "specs.json"), str(base / "results.json")]
     started = time.monotonic()
     done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=2400)

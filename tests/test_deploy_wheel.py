@@ -27,6 +27,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from tiers import SHORT_JVM
 
 REPO = Path(__file__).resolve().parents[1]
 UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
@@ -137,6 +138,7 @@ def test_spark_submit_job_file_with_the_installed_wheel(installed):
     # The job file comes from the checkout (jobs/ is not in the wheel); its directory holds no
     # package, so quiltdetect can only be imported from the environment.
     done = _run([installed.bin("spark-submit"), "--master", "local[2]", "--conf", "spark.ui.showConsoleProgress=false",
+                 "--conf", f"spark.driver.extraJavaOptions={SHORT_JVM}",
                  REPO / "jobs" / "find_quilts.py", "--input", sample, "--output", out, "--top", "3",
                  "--set", "spark.sql.shuffle.partitions=4"], timeout=1200, cwd=installed.site, env=installed.env)
     assert f"-> {out}" in done.stdout and "\n  1. " in done.stdout, done.stdout[:3000]

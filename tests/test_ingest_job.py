@@ -48,3 +48,49 @@ def test_a_job_on_the_ingested_table_equals_the_job_on_the_crawl(spark, tmp_path
         assert rows(tmp_path / "via" / table)
     # Every field of the document table survives, including where each page came from.
     assert rows(tmp_path / "via" / "docs") == rows(tmp_path / "direct" / "docs")
+    # ... taken as it is (no second sort and numbering of every text), with the counts the
+    # general path gives such a table: every row a document.
+    via = json.loads((tmp_path / "via" / "metrics.json").read_text())["stages"]["ingest"]
+    parts = [p for p in (tmp_path / "ingest" / "docs").iterdir() if p.suffix == ".parquet"]
+    assert via.pop("ingested_table") is True
+    assert {k: v for k, v in via.items() if k != "seconds"} == {
+        "files": len(parts), "records": 429, "documents": 429, "skipped": {},
+        "decoded_leniently": metrics["stages"]["ingest"]["decoded_leniently"]}
+
+
+def test_only_an_ingest_runs_docs_table_is_taken_as_it_is(spark, tmp_path):
+    """``ingested_docs``: the docs/ of a complete ingest run, not a copy without its run's
+    ``_COMPLETE`` (whose keys nothing vouches for) nor another job's docs/ (an update's keys are
+    not the ranks of its doc_ids)."""
+    import shutil
+
+    from quiltdetect.common.config import JobConfig
+    from quiltdetect.common.folder import OutputFolder
+    from quiltdetect.ingest.read import resolve_inputs
+    from quiltdetect.ingest.table import ingested_docs, write_ingested
+
+    assert main(["ingest", "--input", CRAWL[1], "--output", str(tmp_path / "ingest")]) == 0
+    shutil.copytree(tmp_path / "ingest" / "docs", tmp_path / "copy" / "docs")
+    shutil.copytree(tmp_path / "ingest", tmp_path / "quilts")
+    done = json.loads((tmp_path / "quilts" / "_COMPLETE").read_text())
+    (tmp_path / "quilts" / "_COMPLETE").write_text(json.dumps({**done, "job": "quilts"}))
+
+    def taken(path: Path, **options) -> bool:
+        cfg = JobConfig(inputs=[str(path)], output=str(tmp_path / "out"), **options)
+        return ingested_docs(spark, cfg, resolve_inputs(spark, cfg.inputs, cfg.input_format)) is not None
+
+    assert taken(tmp_path / "ingest" / "docs") and taken(tmp_path / "ingest" / "docs", input_format="parquet")
+    # Linked (local disks) or written again (other file systems): the same rows, and the counts.
+    source = str(tmp_path / "ingest" / "docs")
+    cfg = JobConfig(inputs=[source], output=str(tmp_path / "out"), write_rejects=True)
+    for link in (True, False):
+        counts: dict = {}
+        out = OutputFolder(spark, str(tmp_path / f"link-{link}"))
+        write_ingested(spark, cfg, out, source, 1, counts, link=link)
+        assert rows(tmp_path / f"link-{link}" / "docs") == rows(tmp_path / "ingest" / "docs"), link
+        assert pq.read_table(tmp_path / f"link-{link}" / "rejects").num_rows == 0
+        assert counts["documents"] == counts["records"] == pq.read_table(source).num_rows > 0
+    assert not taken(tmp_path / "copy" / "docs")
+    assert not taken(tmp_path / "quilts" / "docs")
+    cfg = JobConfig(inputs=[str(tmp_path / "ingest" / "docs"), CRAWL[0]], output=str(tmp_path / "out"))
+    assert ingested_docs(spark, cfg, resolve_inputs(spark, cfg.inputs, cfg.input_format)) is None

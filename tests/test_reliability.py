@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from tiers import PARTITIONINGS, Partitioning
+from tiers import PARTITIONINGS, SHORT_JVM, Partitioning
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError, merge_settings
@@ -254,6 +254,7 @@ def test_console_command_killed_then_spark_submit_resumes_to_the_baseline(tmp_pa
 
     submitted = subprocess.run(
         [str(bin_dir / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.showConsoleProgress=false",
+         "--conf", f"spark.driver.extraJavaOptions={SHORT_JVM}",
          str(REPO / "jobs" / "find_quilts.py"), *inputs, "--output", str(out), "--top", "3",
          "--set", "spark.sql.shuffle.partitions=7"],
         env=env, capture_output=True, text=True, timeout=600,

@@ -21,6 +21,12 @@ from hypothesis import HealthCheck, Phase, settings
 
 extended = pytest.mark.extended
 
+# The JVM options of every test-sized Spark JVM (the tests' session, and the spark-submit runs of
+# the end-to-end, wheel, cluster and Airflow tests): the client JIT only and the serial GC cost
+# less than they save on runs of seconds (about 30 % per job; the optimising compiler's threads
+# would take a core of this 2-core machine). Results do not depend on them.
+SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
 # Shuffle settings under which every job must write the same bytes as under the session's
 # (4 partitions, adaptive execution on); ``reverse`` also reverses the order of the inputs.
 # 1 partition puts everything in one task; 7, 11 and 29 without AQE give other bucket counts,

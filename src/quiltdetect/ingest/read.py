@@ -307,8 +307,9 @@ def _table_columns(table: DataFrame) -> list:
     return [*cols, flag.alias("decode_errors"), detail.alias("bad_type")]
 
 
-def document_table_rows(table: DataFrame) -> DataFrame:
-    """Rows of a document table written by an earlier run (``quiltdetect ingest``'s docs/).
+def document_table_rows(table: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
+    """Rows of a document table written by an earlier run (``quiltdetect ingest``'s docs/);
+    ``keep``: more of its columns to carry, as they are, after the skip columns.
 
     Every field is kept as it was ingested (HTML fields, source and offset in the crawl), so
     analyses that read it see exactly what they would have seen reading the crawl itself.
@@ -328,10 +329,11 @@ def document_table_rows(table: DataFrame) -> DataFrame:
     cols["decode_errors"] = flag
     cols["text"] = without_nul(cols["text"])
     cols = [cols[n].alias(n) for n in names]
-    rows = table.select(*cols)
+    rows = table.select(*cols, *keep)
     reason = (F.when(F.col("doc_id").isNull() | (F.col("doc_id") == ""), F.lit(SKIP_MISSING_ID))
               .when(F.col("text").isNull(), F.lit(SKIP_MISSING_TEXT)))
-    return rows.select(*DOC_COLUMNS, reason.alias("skip_reason"), F.lit(None).cast("string").alias("skip_detail"))
+    return rows.select(*DOC_COLUMNS, reason.alias("skip_reason"), F.lit(None).cast("string").alias("skip_detail"),
+                       *keep)
 
 
 def named_columns(table: DataFrame, columns: dict[str, str]) -> DataFrame:

@@ -7,16 +7,19 @@ source, offset, decode_errors. One row per distinct doc_id.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from quiltdetect.common import fs
 from quiltdetect.common.config import JobConfig
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import (
+    COMPLETE,
     RunState,
     file_fingerprint,
     fingerprint,
@@ -28,6 +31,7 @@ from quiltdetect.ingest.read import (
     SKIP_DUPLICATE_ID,
     TEXT_CACHE,
     InputFile,
+    document_table_rows,
     frame_rows,
     keep_one_per_id,
     read_rows,
@@ -80,13 +84,74 @@ def document_table(
             counts.update(done)
             counts["reused"] = True
             return out.read_table("docs")
-        read = read_documents(spark, cfg, out, files=files, frame=frame)
-        table = out.write_table(with_doc_keys(read.docs), "docs", DOCS_WRITE_OPTIONS)
-        read.rows.unpersist()
-        read.count_into(counts, table.count())
+        ingested = None
+        if frame is None:
+            files = files if files is not None else resolve_inputs(spark, cfg.inputs, cfg.input_format)
+            ingested = ingested_docs(spark, cfg, files)
+        if ingested is not None:
+            table = write_ingested(spark, cfg, out, ingested, len(files), counts)
+        else:
+            read = read_documents(spark, cfg, out, files=files, frame=frame)
+            table = out.write_table(with_doc_keys(read.docs), "docs", DOCS_WRITE_OPTIONS)
+            read.rows.unpersist()
+            read.count_into(counts, table.count())
         if state is not None:
             tables = ["docs", "rejects"] if cfg.write_rejects else ["docs"]
             state.finish_stage("ingest", key, tables, {k: v for k, v in counts.items() if k != "seconds"})
+    return table
+
+
+DOCS_TABLE_COLUMNS = [*DOC_COLUMNS, "doc_key"]  # docs/, as with_doc_keys writes it
+
+
+def ingested_docs(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -> str | None:
+    """The input, when it is the ``docs/`` table of a complete ``quiltdetect ingest`` run (as
+    the Airflow DAG's analysis tasks read it, ``docs/deploy.md``), else None.
+
+    Such a table is already what this stage would make of it: one row per doc_id, valid UTF-8,
+    and doc_keys that are the ranks of the doc_ids (``with_doc_keys``). Read through the general
+    path, every text would be persisted, shuffled to sort by doc_id and numbered again, to
+    arrive at the same rows. Trusted like an update's ``--previous`` run: the run that published
+    ``_COMPLETE`` wrote it. A table of any other origin, or with other columns, takes the
+    general path.
+    """
+    if len(cfg.inputs) != 1 or not files or any(f.format != "parquet" for f in files):
+        return None
+    path = cfg.inputs[0].rstrip("/")
+    parent, _, name = path.rpartition("/")
+    if name != "docs" or not parent or any(c in path for c in "*?[{"):
+        return None
+    try:
+        done = json.loads(fs.read_text(spark, fs.join(parent, COMPLETE)) or "null")
+    except ValueError:
+        return None
+    if not isinstance(done, dict) or done.get("job") != "ingest":
+        return None
+    if spark.read.parquet(path).columns != DOCS_TABLE_COLUMNS:
+        return None
+    return path
+
+
+def write_ingested(spark: SparkSession, cfg: JobConfig, out: OutputFolder, source: str, n_files: int,
+                   counts: dict, *, link: bool | None = None) -> DataFrame:
+    """docs/ from an ingest run's table (``ingested_docs``), with the counts the general path
+    gives such a table (every row a document, none skipped).
+
+    ``link`` (default: both sides on local disks): the table's files themselves, hard-linked
+    where one disk holds both (copied byte for byte otherwise); else read and written again by
+    the executors, in no particular order and without a shuffle, as on s3a:// or hdfs://.
+    """
+    link = fs.is_local(source) and fs.is_local(out.path("docs")) if link is None else link
+    rows = document_table_rows(spark.read.parquet(source), keep=("doc_key",))
+    if link:
+        table = out.concat_tables([source], "docs")
+    else:
+        table = out.write_table(rows.select(*DOCS_TABLE_COLUMNS), "docs", DOCS_WRITE_OPTIONS)
+    if cfg.write_rejects:  # what the general path writes for such a table: no rejected record
+        out.write_table(rows.where(F.lit(False)).select(*REJECT_COLUMNS), "rejects")
+    row = table.agg(F.count(F.lit(1)), F.sum(F.col("decode_errors").cast("long"))).first()
+    counts.update(files=n_files, records=int(row[0]), documents=int(row[0]), skipped={},
+                  decoded_leniently=int(row[1] or 0), ingested_table=True)
     return table
 
 
