@@ -157,7 +157,7 @@ def test_capped_buckets_give_stars_that_keep_clusters(spark):
     assert clusters == {d: c for d, (c, _) in reference_clusters(list(full)).items()}
 
 
-@pytest.mark.parametrize("budget", budgets(3, 8))
+@pytest.mark.parametrize("budget", budgets(3, 6))
 def test_connected_components_equal_union_find(spark, budget):
     """Random graphs with long paths (many rounds) and scattered ids, several per Spark run."""
     examples(budget)(given(graphs=st.lists(st.tuples(st.integers(2, 80), st.integers(0, 10**6)), min_size=1,

@@ -188,6 +188,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@extended
 @pytest.mark.spark
 def test_an_update_killed_leaves_the_previous_run_alone_and_resumes(spark, tmp_path, monkeypatch):
     """Killed while its last table is being written: the previous run is byte for byte as it

@@ -99,7 +99,7 @@ PARAMETERS = [
 EXTENDED_ONLY = (1, 5)
 
 
-@pytest.mark.parametrize(("params", "budget"), parameter_cases(PARAMETERS, EXTENDED_ONLY, 2, 3))
+@pytest.mark.parametrize(("params", "budget"), parameter_cases(PARAMETERS, EXTENDED_ONLY, 1, 3))
 def test_spark_equals_reference(spark, tmp_path_factory, params, budget):
     examples(budget)(given(corpora=st.lists(corpus(), min_size=8, max_size=20))(check_parity))(
         spark, tmp_path_factory, params)
