@@ -238,8 +238,10 @@ def source_names(paths: Column) -> Column:
 
 def without_nul(text: Column) -> Column:
     """NUL characters as spaces; ``translate`` copies every text, so only texts holding one
-    (almost none) go through it."""
-    return F.when(F.instr(text, "\u0000") > 0, F.translate(text, "\u0000", " ")).otherwise(text)
+    (almost none) go through it. The test is ``contains``, a scan for the byte: ``instr`` counts
+    characters up to the match and compares the needle at each one, and was a sixth of the JVM's
+    CPU samples in a 100,000-page ingest."""
+    return F.when(text.contains("\u0000"), F.translate(text, "\u0000", " ")).otherwise(text)
 
 
 def table_rows(table: DataFrame) -> DataFrame:
