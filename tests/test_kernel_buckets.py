@@ -274,21 +274,29 @@ def test_cover_by_rank_picks_the_smaller_rank_of_a_tie():
 @settings(max_examples=80, deadline=None)
 @given(st.sets(st.tuples(st.integers(0, 12), st.integers(0, 15)), max_size=80), st.sets(st.integers(0, 15)),
        st.integers(2, 4))
-def test_touched_docs_are_the_old_holders_of_shared_not_frequent_grams(pairs, new, m):
-    """touched_docs by its definition, and a superset of the old documents whose patch grams or
-    their documents change when the new documents are added."""
+def test_touched_docs_are_the_old_holders_of_grams_whose_patch_status_or_holders_change(pairs, new, m):
+    """touched_docs by its definition: ``changed`` = old holders of a gram that becomes or stops
+    being a patch gram, ``gained`` = old holders of a patch gram that stays one and gains new
+    holders; and together they hold every old document whose patch grams or their documents
+    change when the new documents are added (the ``changed`` ones exactly those whose patch grams change)."""
     pairs = sorted(pairs)
     grams = np.array([g for g, _ in pairs], dtype=np.int64)
     docs = np.array([d for _, d in pairs], dtype=np.int64)
     new_keys = np.array(sorted(new), dtype=np.int64)
     is_new = is_member(docs, new_keys)
     assert is_new.tolist() == [d in new for d in docs.tolist()]
-    got = set(touched_docs(grams, docs, is_new, m).tolist())
+    changed, gained = (set(a.tolist()) for a in touched_docs(grams, docs, is_new, m))
     holders: dict[int, set[int]] = {}
     for g, d in pairs:
         holders.setdefault(g, set()).add(d)
-    expected = {d for hs in holders.values() if hs & new and len(hs - new) <= m for d in hs - new}
-    assert got == expected
+
+    def is_patch(n: int) -> bool:
+        return 1 < n <= m
+
+    assert changed == {d for hs in holders.values() if hs & new and is_patch(len(hs - new)) != is_patch(len(hs))
+                       for d in hs - new}
+    assert gained == {d for hs in holders.values() if hs & new and is_patch(len(hs - new)) and is_patch(len(hs))
+                      for d in hs - new}
 
     def patch_postings(doc: int, with_new: bool) -> dict[int, frozenset[int]]:
         out = {}
@@ -299,8 +307,10 @@ def test_touched_docs_are_the_old_holders_of_shared_not_frequent_grams(pairs, ne
         return out
 
     for d in {d for _, d in pairs} - new:
-        if patch_postings(d, False) != patch_postings(d, True):
-            assert d in got
+        before, after = patch_postings(d, False), patch_postings(d, True)
+        assert (before.keys() != after.keys()) == (d in changed)
+        if before != after:
+            assert d in changed | gained
 
 
 _INT64 = st.integers(-(2**63), 2**63 - 1)

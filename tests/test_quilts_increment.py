@@ -18,7 +18,7 @@ from quiltdetect.ingest.urls import domain_of, host_of
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.increment import open_previous
 from quiltdetect.quilts.job import QuiltsJob
-from quiltdetect.quilts.reference import RefDoc
+from quiltdetect.quilts.reference import RefDoc, kgrams, reference_quilts
 
 # One setting per foreign rule; the counting mode and phi ride along.
 PARAMETERS = [
@@ -43,6 +43,27 @@ def run_step(spark, cfg: QuiltConfig, inputs: str, output: Path, previous: Path 
     quilts = {r["doc_id"]: r for r in (x.asDict(recursive=True) for x in spark.read.parquet(str(output / "quilts")).collect())}
     stats = {r["doc_id"]: r for r in (x.asDict() for x in spark.read.parquet(str(output / "doc_stats")).collect())}
     return result, quilts, stats
+
+
+def may_change(old: list[RefDoc], new: list[RefDoc], cfg: QuiltConfig) -> set[str]:
+    """The old documents (with grams) whose figures adding ``new`` may change, by definition:
+    those whose patch grams change, and the patchy ones a patch gram of which gains holders."""
+    grams = {d.doc_id: set(kgrams(d.text, cfg.k)) for d in [*old, *new]}
+    holders: dict[tuple, set[str]] = {}
+    for doc_id, gs in grams.items():
+        for g in gs:
+            holders.setdefault(g, set()).add(doc_id)
+    old_ids = {d.doc_id for d in old}
+    after = reference_quilts([*old, *new], cfg.k, cfg.m, cfg.theta, cfg.foreign, cfg.count_occurrences, phi=cfg.phi)
+    changed = set()
+    for d in old_ids:
+        patch_before = {g for g in grams[d] if 1 < len(holders[g] & old_ids) <= cfg.m}
+        patch_after = {g for g in grams[d] if 1 < len(holders[g]) <= cfg.m}
+        patchy = d in after and after[d].patchfrac >= cfg.theta and after[d].n_patch_grams > 0
+        gained = any(holders[g] - old_ids for g in patch_before & patch_after)
+        if grams[d] and (patch_before != patch_after or (patchy and gained)):
+            changed.add(d)
+    return changed
 
 
 @pytest.mark.spark
@@ -76,11 +97,42 @@ def check_chain(spark, tmp_path_factory, params, data):
             ingest = result.metrics.stages["ingest"]
             assert ingest["new_documents"] == sum(1 for g in segment_of if g == s)
             assert ingest["documents"] == len(seen) and ingest["already_seen"] == 0
-            # same settings: only the documents the new ones touch are recomputed
-            patchfrac = result.metrics.stages["patchfrac"]
-            assert 0 <= patchfrac["recomputed_old_documents"] <= ingest["previous_documents"]
+            # same settings: only the old documents the new ones may change are recomputed
+            before = [ref_docs[i] for i in seen if segment_of[i] < s]
+            expected = may_change(before, [ref_docs[i] for i in seen if segment_of[i] == s], cfg)
+            assert result.metrics.stages["patchfrac"]["recomputed_old_documents"] == len(expected)
         previous = tmp / f"run{s}"
     assert n_segments >= 2
+
+
+@pytest.mark.spark
+@extended
+def test_an_update_recomputes_old_pages_whose_patch_grams_change_or_that_are_patchy_and_gain_sources(
+        spark, tmp_path):
+    """k = 2, m = 3, theta = 0.5. The new page c shares "alpha beta" with a and b (df 2 -> 3:
+    a patch gram before and after, gaining a holder) and "nu xi" with d and e (likewise); the new
+    pages f and h take "rho tau" (e and g, df 2) past m. a and b stay below theta with the same
+    patch grams, so neither their figures nor their covers can change: not recomputed. d is
+    patchy, so its cover may now pick c: recomputed. e and g lose a patch gram: recomputed."""
+    pages = {
+        "a": "alpha beta gamma delta epsilon zeta eta theta iota kappa",
+        "b": "alpha beta lambda mu",
+        "d": "nu xi omicron pi",
+        "e": "nu xi omicron pi rho tau",
+        "g": "rho tau upsilon",
+        "c": "alpha beta nu xi sigma",
+        "f": "phi rho tau chi rho tau",
+        "h": "psi rho tau",
+    }
+    rows = [{"id": i, "url": f"http://h{i}.example.com/", "text": t} for i, t in pages.items()]
+    ref_docs = [RefDoc(r["id"], r["text"], r["url"], host_of(r["url"]), domain_of(host_of(r["url"]))) for r in rows]
+    cfg = merge_settings(QuiltConfig, dict(k=2, m=3, c=1, theta=0.5))
+    run_step(spark, cfg, write_rows(tmp_path / "old.jsonl", rows[:5]), tmp_path / "r1", None)
+    result, quilts, stats = run_step(spark, cfg, write_rows(tmp_path / "new.jsonl", rows[5:]), tmp_path / "r2",
+                                     tmp_path / "r1")
+    assert may_change(ref_docs[:5], ref_docs[5:], cfg.validate(need_io=False)) == {"d", "e", "g"}
+    assert result.metrics.stages["patchfrac"]["recomputed_old_documents"] == 3
+    assert_reference(quilts, stats, ref_docs, cfg.validate(need_io=False))
 
 
 @pytest.mark.spark

@@ -244,19 +244,28 @@ def is_member(keys: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[at] == keys
 
 
-def touched_docs(sorted_grams: np.ndarray, docs: np.ndarray, is_new: np.ndarray, m: int) -> np.ndarray:
-    """The old documents whose quilt figures an update may change: every old holder of a gram
-    that a new document also holds and that was not frequent before (old df <= m).
+def touched_docs(sorted_grams: np.ndarray, docs: np.ndarray, is_new: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The old documents whose quilt figures an update may change, in two kinds:
+    (``changed``: old holders of a gram that new documents make a patch gram or stop being one,
+    ``gained``: old holders of a patch gram that stays one and gains new documents).
 
-    Such a gram may become a patch gram (old df 1), stop being one (new df > m), or gain new
-    documents as possible sources. A gram frequent before stays frequent (dfs only grow), and an
-    old document none of whose grams a new document holds keeps its patch grams, their
-    documents and so its cover. ``sorted_grams``/``docs``: (gram, doc) pairs sorted by gram, a
-    gram's documents all present; ``is_new`` marks the pairs of new documents.
+    A ``changed`` document's patch grams change, so its patch fraction may, and it is recomputed.
+    A ``gained`` document's patch grams stay what they were, only its possible sources grow: its
+    cover can change only if it is patchy, which its unchanged patch fraction says (the caller
+    tells). Every other old document keeps its patch grams and their documents, so its cover: a
+    gram frequent before stays frequent (dfs only grow), a gram of one old document that new
+    ones take past m never was nor becomes a patch gram. ``sorted_grams``/``docs``: (gram, doc)
+    pairs sorted by gram, a gram's documents all present; ``is_new`` marks the pairs of new
+    documents.
     """
     starts, lengths = gram_runs(sorted_grams)
     if starts.shape[0] == 0:
-        return _EMPTY_I64
+        return _EMPTY_I64, _EMPTY_I64
     n_new = np.add.reduceat(is_new.astype(np.int64), starts)
-    changes = (n_new > 0) & (lengths - n_new <= m)
-    return docs[np.repeat(changes, lengths) & ~is_new]
+    old_df = lengths - n_new
+    was_patch = (old_df > 1) & (old_df <= m)
+    is_patch = (lengths > 1) & (lengths <= m)
+    changed = (n_new > 0) & (was_patch != is_patch)
+    gained = (n_new > 0) & was_patch & is_patch
+    old = ~is_new
+    return docs[np.repeat(changed, lengths) & old], docs[np.repeat(gained, lengths) & old]

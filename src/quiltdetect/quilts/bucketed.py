@@ -70,7 +70,8 @@ GRAM_BUCKETS = pa.schema([("bucket", pa.int32()), ("n", pa.int64()), ("gram", pa
                           ("doc", pa.binary()), ("count", pa.binary())])
 # Rows shuffled to doc buckets: part 0 = patch pairs (a=gram, b=doc, c=count, d=df or null), 1 =
 # document statistics (a=doc, b=n_grams, c=n_distinct), 2 = servers (a=doc, b=server id), 3 =
-# documents an update recomputes (a=doc), 4 = an update's ranks in doc_id order (a=doc, b=rank).
+# documents an update recomputes (a=doc), 4 = an update's ranks in doc_id order (a=doc, b=rank),
+# 5 = documents an update recomputes if they are patchy (a=doc; ``touched_docs``' ``gained``).
 # A bucket's gram counts (dbucket -1) carry in d the patch grams per df when dfs are kept.
 DOC_PARTS = pa.schema([("dbucket", pa.int32()), ("part", pa.int8()), ("n_distinct", pa.int64()),
                        ("n_patch_grams", pa.int64()), ("a", pa.binary()), ("b", pa.binary()), ("c", pa.binary()),
@@ -288,7 +289,8 @@ def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=Non
     """Gram-bucket rows -> doc-bucket parts: patch pairs (1 < df <= m) and document statistics.
 
     ``new_keys`` (an update: a broadcast of the new documents' keys, ascending) adds the
-    documents to recompute: the new ones and the old ones ``touched_docs`` finds. ``with_df``:
+    documents to recompute: the new ones and the old ones ``touched_docs`` finds (its
+    ``gained`` ones as part 5: only if patchy, which the doc bucket knows). ``with_df``:
     each patch pair carries its gram's df, and the bucket's counts the patch grams per df.
     """
 
@@ -309,7 +311,8 @@ def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=Non
                         rows += _recompute_parts(grams[is_member(grams, new)], n_docs)
                     continue
                 if new is not None:
-                    rows += _recompute_parts(touched_docs(grams, docs, is_member(docs, new), m), n_docs)
+                    changed, gained = touched_docs(grams, docs, is_member(docs, new), m)
+                    rows += _recompute_parts(changed, n_docs) + _recompute_parts(gained, n_docs, part=5)
                 is_patch, n_distinct, n_patch = patch_mask(grams, m)
                 dfs = hist = None
                 if with_df:
@@ -329,9 +332,9 @@ def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=Non
     return doc_parts
 
 
-def _recompute_parts(docs: np.ndarray, n_docs: int) -> list[tuple]:
-    """Part-3 rows: the documents an update recomputes, by doc bucket."""
-    return [(dbucket, 3, 0, 0, _blob(docs[at]), None, None, None) for dbucket, at in docs_by_bucket(docs, n_docs)]
+def _recompute_parts(docs: np.ndarray, n_docs: int, part: int = 3) -> list[tuple]:
+    """Part-3 rows: the documents an update recomputes, by doc bucket (part 5: if patchy)."""
+    return [(dbucket, part, 0, 0, _blob(docs[at]), None, None, None) for dbucket, at in docs_by_bucket(docs, n_docs)]
 
 
 def docs_by_bucket(docs: np.ndarray, n_docs: int) -> list[tuple[int, np.ndarray]]:
@@ -397,10 +400,10 @@ def _patch_counts_of(sdoc: np.ndarray, docs: np.ndarray, counts: np.ndarray) -> 
     return n_patch
 
 
-def _merge_doc_bucket(table: pa.Table, restricted: bool = False, ranked: bool = False) -> pa.Table:
-    """One doc bucket's parts -> its row of the doc-bucket table; ``restricted`` (an update):
-    flag in ``recompute`` the documents that part-3 rows name; ``ranked``: each document's rank
-    from part-4 rows in ``rank``."""
+def _merge_doc_bucket(table: pa.Table, restricted: float | None = None, ranked: bool = False) -> pa.Table:
+    """One doc bucket's parts -> its row of the doc-bucket table; ``restricted`` (an update, the
+    run's theta): flag in ``recompute`` the documents that part-3 rows name and those part-5 rows
+    name that are patchy; ``ranked``: each document's rank from part-4 rows in ``rank``."""
     part = table.column("part").to_numpy()
     dbucket = table.column("dbucket")[0].as_py()
     distinct = int(pa.compute.sum(table.column("n_distinct")).as_py() or 0)
@@ -421,9 +424,11 @@ def _merge_doc_bucket(table: pa.Table, restricted: bool = False, ranked: bool = 
     n_patch = _patch_counts_of(sdoc, docs, counts)
     server = _doc_values(table, np.flatnonzero(part == 2), sdoc)
     flags = ranks = None
-    if restricted:
+    if restricted is not None:
         named = np.unique(_concat(table.column("a"), np.flatnonzero(part == 3)))
-        flags = _blob(is_member(sdoc, named).astype(np.int64))
+        if_patchy = np.unique(_concat(table.column("a"), np.flatnonzero(part == 5)))
+        patchy = (n_patch / np.maximum(n_grams, 1) >= restricted) & (n_patch > 0)  # as _fraction_rows
+        flags = _blob((is_member(sdoc, named) | (is_member(sdoc, if_patchy) & patchy)).astype(np.int64))
     if ranked:
         ranks = _blob(_doc_values(table, np.flatnonzero(part == 4), sdoc))
     df = _blob(dfs) if with_df else None
@@ -441,12 +446,13 @@ def _merge_doc_bucket(table: pa.Table, restricted: bool = False, ranked: bool = 
 
 def doc_buckets(
     grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool, foreign: str,
-    new_keys=None, ranks: DataFrame | None = None, with_df: bool = False,
+    new_keys=None, theta: float = 0.0, ranks: DataFrame | None = None, with_df: bool = False,
 ) -> DataFrame:
     """The doc-bucket table: patch pairs and per-document counts, grouped by ``doc_key mod n_docs``.
 
     ``new_keys``: an update's new documents (a broadcast of their keys, ascending): the table
-    then flags the documents whose figures may change, and later stages compute only those.
+    then flags the documents whose figures may change at ``theta`` (the previous run's), and
+    later stages compute only those.
     ``ranks``: (doc_key, rank) when keys do not order like doc_ids (an update, ``doc_ranks``).
     ``with_df``: keep each pair's gram df, so ``narrow_doc_table`` can derive any smaller m.
     """
@@ -457,7 +463,7 @@ def doc_buckets(
     if ranks is not None:
         parts = parts.unionByName(ranks.select("doc_key", "rank").mapInArrow(_value_parts(n_docs, 4, _rank_values),
                                                                              DOC_PARTS_DDL))
-    merge = partial(_merge_doc_bucket, restricted=new_keys is not None, ranked=ranks is not None)
+    merge = partial(_merge_doc_bucket, restricted=theta if new_keys is not None else None, ranked=ranks is not None)
     return parts.groupBy("dbucket").applyInArrow(merge, DOC_BUCKETS_DDL)
 
 

@@ -92,7 +92,8 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int]
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
         doc_table = doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts, foreign=cfg.foreign,
-                                new_keys=restrict.new_keys if restrict else None, ranks=ranks).persist(SPILL)
+                                new_keys=restrict.new_keys if restrict else None, theta=cfg.theta,
+                                ranks=ranks).persist(SPILL)
         counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(doc_table)
 
     with metrics.stage(spark, "patchfrac", f"patch fraction per document, keep >= {cfg.theta}") as counts:
