@@ -295,17 +295,18 @@ def gram_bucket_counts(table: DataFrame, n: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------- patch grams
 
 
-def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=None, with_df: bool = False):
+def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, first_new_key: int | None = None,
+               with_df: bool = False):
     """Gram-bucket rows -> doc-bucket parts: patch pairs (1 < df <= m) and document statistics.
 
-    ``new_keys`` (an update: a broadcast of the new documents' keys, ascending) adds the
+    ``first_new_key`` (an update: the new documents are keyed from it on) adds the
     documents to recompute: the new ones and the old ones ``touched_docs`` finds (its
     ``gained`` ones as part 5: only if patchy, which the doc bucket knows). ``with_df``:
     each patch pair carries its gram's df, and the bucket's counts the patch grams per df.
     """
 
     def doc_parts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        new = new_keys.value if new_keys is not None else None
+        new = first_new_key
         for batch in batches:
             rows: list[tuple] = []
             add = rows.append
@@ -318,10 +319,10 @@ def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, new_keys=Non
                     for dbucket, at in split:
                         add((dbucket, 1, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at]), None))
                     if new is not None:
-                        rows += _recompute_parts(grams[is_member(grams, new)], n_docs)
+                        rows += _recompute_parts(grams[grams >= new], n_docs)
                     continue
                 if new is not None:
-                    changed, gained = touched_docs(grams, docs, is_member(docs, new), m)
+                    changed, gained = touched_docs(grams, docs, docs >= new, m)
                     rows += _recompute_parts(changed, n_docs) + _recompute_parts(gained, n_docs, part=5)
                 is_patch, n_distinct, n_patch = patch_mask(grams, m)
                 dfs = hist = None
@@ -456,24 +457,26 @@ def _merge_doc_bucket(table: pa.Table, restricted: float | None = None, ranked: 
 
 def doc_buckets(
     grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool, foreign: str,
-    new_keys=None, theta: float = 0.0, ranks: DataFrame | None = None, with_df: bool = False,
+    first_new_key: int | None = None, theta: float = 0.0, ranks: DataFrame | None = None, with_df: bool = False,
 ) -> DataFrame:
     """The doc-bucket table: patch pairs and per-document counts, grouped by ``doc_key mod n_docs``.
 
-    ``new_keys``: an update's new documents (a broadcast of their keys, ascending): the table
-    then flags the documents whose figures may change at ``theta`` (the previous run's), and
+    ``first_new_key``: an update's first new key (the new documents are keyed from it on): the
+    table then flags the documents whose figures may change at ``theta`` (the previous run's), and
     later stages compute only those.
     ``ranks``: (doc_key, rank) when keys do not order like doc_ids (an update, ``doc_ranks``).
     ``with_df``: keep each pair's gram df, so ``narrow_doc_table`` can derive any smaller m.
     """
-    parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram, new_keys, with_df), DOC_PARTS_DDL)
+    parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram, first_new_key, with_df),
+                                   DOC_PARTS_DDL)
     if foreign != "none":
         servers = docs.select("doc_key", server_column(foreign).alias("server"))
         parts = parts.unionByName(servers.mapInArrow(_value_parts(n_docs, 2, _server_ids), DOC_PARTS_DDL))
     if ranks is not None:
         parts = parts.unionByName(ranks.select("doc_key", "rank").mapInArrow(_value_parts(n_docs, 4, _rank_values),
                                                                              DOC_PARTS_DDL))
-    merge = partial(_merge_doc_bucket, restricted=theta if new_keys is not None else None, ranked=ranks is not None)
+    merge = partial(_merge_doc_bucket, restricted=theta if first_new_key is not None else None,
+                    ranked=ranks is not None)
     return parts.groupBy("dbucket").applyInArrow(merge, DOC_BUCKETS_DDL)
 
 

@@ -26,22 +26,16 @@ update, and does not need the previous output any more. The previous output is o
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.functions import pandas_udf
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.runstate import COMPLETE, STATE_DIR
 from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, read_documents
-from quiltdetect.kernel.buckets import is_member
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.quilts.bucketed import (
     ARRAY_WRITE_OPTIONS,
@@ -181,13 +175,13 @@ def doc_ranks(docs: DataFrame) -> DataFrame:
 class Restriction:
     """An update that recomputes only the documents the new ones may change (``touched_docs``)."""
 
-    new_keys: Broadcast  # the new documents' keys in the union, ascending
+    first_new_key: int  # the new documents' keys are this one and the ones after it (union_documents)
     previous: str  # the previous output: quilts/ and doc_stats/ of every other document
 
     def recomputed(self, fractions: DataFrame) -> dict[str, int]:
         """How many documents with grams the update recomputes, and how many of them are old."""
-        is_new = _is_new(self.new_keys)
-        row = fractions.agg(F.count(F.lit(1)), F.sum(is_new("doc_key").cast("long"))).first()
+        is_new = F.col("doc_key") >= F.lit(self.first_new_key)
+        row = fractions.agg(F.count(F.lit(1)), F.sum(is_new.cast("long"))).first()
         return {"recomputed_documents": int(row[0]), "recomputed_old_documents": int(row[0]) - int(row[1] or 0)}
 
     def with_previous(self, spark: SparkSession, quilts: DataFrame, stats: DataFrame) -> tuple[DataFrame, DataFrame]:
@@ -199,20 +193,13 @@ class Restriction:
         return (before[0].unionByName(quilts), before[1].unionByName(stats))
 
 
-def _is_new(new_keys: Broadcast) -> Callable:
-    @pandas_udf("boolean")
-    def is_new(keys: pd.Series) -> pd.Series:
-        return pd.Series(is_member(keys.to_numpy(dtype=np.int64), new_keys.value))
-
-    return is_new
-
-
-def restriction(spark: SparkSession, cfg: QuiltConfig, previous: PreviousRun, n_old: int, n_new: int) -> Restriction | None:
-    """The update's restriction to touched documents, or None when a setting of RESULT_SETTINGS
-    differs from the previous run's (then every document is recomputed)."""
+def restriction(cfg: QuiltConfig, previous: PreviousRun, n_old: int) -> Restriction | None:
+    """The update's restriction to touched documents (the new ones keyed from ``n_old`` on), or
+    None when a setting of RESULT_SETTINGS differs from the previous run's (then every document
+    is recomputed)."""
     if any(previous.config.get(name) != getattr(cfg, name) for name in RESULT_SETTINGS):
         return None
-    return Restriction(spark.sparkContext.broadcast(np.arange(n_old, n_old + n_new, dtype=np.int64)), previous.path)
+    return Restriction(n_old, previous.path)
 
 
 __all__ = ["RESULT_SETTINGS", "Restriction", "doc_ranks", "restriction", "GRAM_STATE", "PreviousRun", "gram_table_name", "merged_gram_table", "open_previous",

@@ -92,7 +92,7 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int]
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
         doc_table = doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts, foreign=cfg.foreign,
-                                new_keys=restrict.new_keys if restrict else None, theta=cfg.theta,
+                                first_new_key=restrict.first_new_key if restrict else None, theta=cfg.theta,
                                 ranks=ranks).persist(SPILL)
         counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(doc_table)
 
@@ -202,7 +202,7 @@ class QuiltsJob(Job[QuiltConfig]):
             previous = open_previous(run.spark, self.cfg, previous_path)
             docs, new, n_old = union_documents(run, previous)
             grams = merged_gram_table(run, previous, new, gram_stage_key(run.state, self.cfg))
-            find_quilts(run, docs, grams, restriction(run.spark, self.cfg, previous, n_old, new.count()),
+            find_quilts(run, docs, grams, restriction(self.cfg, previous, n_old),
                         ranks=doc_ranks(docs))
             write_actions(run, docs)
             return
