@@ -40,6 +40,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -151,8 +152,15 @@ def split_corpus(work: Path, corpus: Path, meta: dict, segment_pages: int) -> tu
     base = corpus.name.removesuffix(".parquet")
     paths = (work / f"{base}-archive.parquet", work / f"{base}-segment{segment_pages}.parquet")
     metas = [p.with_name(p.name + ".meta.json") for p in paths]
+    # the corpus the split was cut from (its files' names and sizes): a corpus generated again
+    # (another generator version, or by bench/corpus.py) must not meet a split of the old one
+    source = sorted((f.name, f.stat().st_size) for f in (sorted(corpus.glob("*.parquet")) if corpus.is_dir() else [corpus]))
     if all(m.exists() for m in metas):
-        return paths[0], json.loads(metas[0].read_text()), paths[1], json.loads(metas[1].read_text())
+        cached = [json.loads(m.read_text()) for m in metas]
+        if all(c.get("source") == [list(x) for x in source] for c in cached):
+            return paths[0], cached[0], paths[1], cached[1]
+        for path in paths:
+            shutil.rmtree(path, ignore_errors=True)
     share = segment_pages / meta["pages"]
     counts = [[0, 0], [0, 0]]
     for path in paths:
@@ -169,7 +177,7 @@ def split_corpus(work: Path, corpus: Path, meta: dict, segment_pages: int) -> tu
             counts[j][0] += rows.num_rows
             counts[j][1] += words
     for m, (pages, words) in zip(metas, counts, strict=True):
-        m.write_text(json.dumps({"pages": pages, "words": words}))
+        m.write_text(json.dumps({"pages": pages, "words": words, "source": source}))
     return paths[0], {"pages": counts[0][0], "words": counts[0][1]}, paths[1], {"pages": counts[1][0], "words": counts[1][1]}
 
 
