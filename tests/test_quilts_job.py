@@ -178,7 +178,14 @@ def test_the_readme_python_example_runs_as_written(spark, tmp_path, sample_run, 
     api_doc = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
     assert re.search(r"```python\n(.*?)```", api_doc, re.S).group(1) == code  # docs/api.md shows the same
     monkeypatch.chdir(tmp_path)
+    # A notebook's session lives on: the two runs leave nothing persisted behind them (every
+    # ``keep`` is released, common/caching.py), and a table the user cached stays cached.
+    mine = spark.read.parquet(str(out / "docs")).select("doc_id").cache()
+    assert mine.count() > 0
+    persisted = set(spark.sparkContext._jsc.getPersistentRDDs())
     exec(compile(code.replace("quiltdetect-demo/docs", str(out / "docs")), "README.md", "exec"), {})
+    assert set(spark.sparkContext._jsc.getPersistentRDDs()) == persisted and mine.is_cached
+    mine.unpersist()
     printed = capsys.readouterr().out
     assert re.search(r"\|\s*url\|\s*patchfrac\|n_sources\|", printed), printed
     kept, dropped = re.search(r"(\d+) pages kept, (\d+) near-duplicates dropped", printed).groups()

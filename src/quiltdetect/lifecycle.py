@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pyspark.sql import DataFrame, SparkSession
 
 from quiltdetect.common import fs
+from quiltdetect.common.caching import released
 from quiltdetect.common.config import ConfigError, JobConfig, to_yaml
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
@@ -212,18 +213,19 @@ class Job(ABC, Generic[C]):
         job.validate(need_inputs=frame is None)
         if not cfg.output:
             raise ConfigError("no output: give --output DIR")
-        run = start(spark, cfg, cls.state_name, extra_key=job.key(), report_complete=cls.report_complete,
-                    frame=frame)
-        run.metrics.job = cls.name
-        job.begin(run)
-        outputs = {name: run.path(name) for name in job.outputs()}
-        if not run.complete_already:
-            extra = job.compute(run) or {}
-            run.publish({"parameters": {**job.parameters(), **extra.pop("parameters", {})}, "outputs": outputs,
-                         **extra})
-        spark.sparkContext.setJobDescription(f"{cls.name}: report - the rows the summary shows")
-        try:
-            report = job.report(run)
-        finally:
-            spark.sparkContext.setJobDescription(None)
+        with released():  # what the run persisted is unpersisted when it ends (common/caching.py)
+            run = start(spark, cfg, cls.state_name, extra_key=job.key(), report_complete=cls.report_complete,
+                        frame=frame)
+            run.metrics.job = cls.name
+            job.begin(run)
+            outputs = {name: run.path(name) for name in job.outputs()}
+            if not run.complete_already:
+                extra = job.compute(run) or {}
+                run.publish({"parameters": {**job.parameters(), **extra.pop("parameters", {})}, "outputs": outputs,
+                             **extra})
+            spark.sparkContext.setJobDescription(f"{cls.name}: report - the rows the summary shows")
+            try:
+                report = job.report(run)
+            finally:
+                spark.sparkContext.setJobDescription(None)
         return JobResult(job, cfg.output, run.metrics, report, outputs)

@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
+from quiltdetect.common.caching import keep
 from quiltdetect.common.config import JobConfig
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
@@ -195,7 +196,7 @@ def read_documents(
     # Every input is read once and kept (on disk: TEXT_CACHE): the counts below, the
     # range partitioning's sample of doc_ids and the shuffle would otherwise each read and
     # parse it again (for a Parquet table: 37 s -> 28 s of ingest at 100,000 pages).
-    rows = rows.persist(TEXT_CACHE)
+    rows = keep(rows, TEXT_CACHE)
     by_reason = (
         rows.groupBy("skip_reason")
         .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"))

@@ -15,6 +15,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from quiltdetect.common.caching import keep
 from quiltdetect.ingest.read import TEXT_CACHE
 from quiltdetect.ingest.table import SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
@@ -33,7 +34,7 @@ def build_tdw(run: JobRun, docs: DataFrame, threshold: float) -> tuple[DataFrame
         # On disk only, like the texts and the near-duplicate fingerprints: every page's terms and
         # weights, per-page arrays like the fingerprints, whose in-memory cache ran the 4 GB heap
         # out at 1,000,000 pages.
-        records = weighted_records(docs, cfg.min_weight_ratio).persist(TEXT_CACHE)
+        records = keep(weighted_records(docs, cfg.min_weight_ratio), TEXT_CACHE)
         row = records.agg(F.count(F.lit(1)), F.sum(F.size("terms"))).first()
         counts["records"] = int(row[0])
         counts["record_terms"] = int(row[1] or 0)
@@ -71,11 +72,11 @@ def self_join(run: JobRun, canon: DataFrame) -> None:
         n = metrics.stages["canonicalise"]["records"]
         counts["all_pairs"] = n * (n - 1) // 2
         counts["shared_prefix_terms"] = ell
-        blocks = prefix_blocks(canon, t, ell, cfg.block_size).persist(SPILL)
+        blocks = keep(prefix_blocks(canon, t, ell, cfg.block_size), SPILL)
         row = blocks.agg(F.count(F.lit(1)), F.sum("postings")).first()
         counts["blocks"], counts["prefix_postings"] = int(row[0]), int(row[1] or 0)
-        rdd = block_rdd(spark, blocks, counts["blocks"]).persist(SPILL)
-        met = block_pairs(spark, rdd, t, metrics.stages["order"]["terms"]).persist(SPILL)
+        rdd = keep(block_rdd(spark, blocks, counts["blocks"]), SPILL)
+        met = keep(block_pairs(spark, rdd, t, metrics.stages["order"]["terms"]), SPILL)
         row = met.agg(F.count(F.lit(1)), F.sum("sharing"), F.sum("candidates"), F.sum(F.size("key_a"))).first()
         counts["block_pairs"] = int(row[0])
         counts["sharing_a_term"] = int(row[1] or 0)
@@ -84,7 +85,7 @@ def self_join(run: JobRun, canon: DataFrame) -> None:
         rdd.unpersist()
         blocks.unpersist()
     with metrics.stage(spark, "verify", f"exact MWO >= {t}, write pairs/") as counts:
-        pairs = verified_pairs(survivors(met), canon, t).persist(SPILL)  # verified once, not again by the sort's sampling
+        pairs = keep(verified_pairs(survivors(met), canon, t), SPILL)  # verified once, not again by the sort's sampling
         counts["pairs"] = run.out.write_table(pairs.orderBy("doc_id_a", "doc_id_b"), "pairs").count()
         pairs.unpersist()
         met.unpersist()

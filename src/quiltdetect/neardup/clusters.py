@@ -16,6 +16,8 @@ import logging
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from quiltdetect.common.caching import cut, keep
+
 log = logging.getLogger(__name__)
 
 
@@ -58,14 +60,14 @@ def connected_components(pairs: DataFrame, *, checkpoint_every: int = 4, max_rou
     """
     edges = (pairs.where(F.col("a") != F.col("b"))
              .select(F.greatest("a", "b").alias("v"), F.least("a", "b").alias("u")).distinct())
-    edges = edges.localCheckpoint(eager=True)
+    edges = cut(edges)
     rounds = 0
     while not is_star_forest(edges):
         rounds += 1
         if rounds > max_rounds:
             raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
         new = small_star(large_star(edges))
-        new = new.localCheckpoint(eager=True) if rounds % checkpoint_every == 0 else new.persist()
+        new = cut(new) if rounds % checkpoint_every == 0 else keep(new)
         edges.unpersist()
         edges = new
     log.info("connected components: a star forest after %d rounds", rounds)

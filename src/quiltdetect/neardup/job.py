@@ -8,6 +8,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from quiltdetect.common.caching import keep
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.ingest.read import TEXT_CACHE
@@ -29,7 +30,7 @@ def near_duplicate_clusters(spark: SparkSession, docs: DataFrame, cfg: NearDupCo
         # On disk only, like the texts (ingest/read.py: TEXT_CACHE): every page's shingle set and
         # band keys, ~5 KB a page. Kept in memory (MEMORY_AND_DISK), the cached batches of
         # 1,000,000 pages filled the 4 GB heap: OutOfMemoryError while caching them.
-        fps = fingerprints(docs, cfg).persist(TEXT_CACHE)
+        fps = keep(fingerprints(docs, cfg), TEXT_CACHE)
         row = fps.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
         counts["documents"] = int(row[0])
         counts["without_terms"] = int(row[1] or 0)
@@ -37,8 +38,8 @@ def near_duplicate_clusters(spark: SparkSession, docs: DataFrame, cfg: NearDupCo
     with metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates from buckets, verified exactly") as counts:
         pairs = near_duplicate_pairs(fps, cfg, counts)
     with metrics.stage(spark, "clusters", "connected components (large-star / small-star)") as counts:
-        clusters = connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
-                                        max_rounds=cfg.cc_max_rounds).persist(SPILL)
+        clusters = keep(connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
+                                             max_rounds=cfg.cc_max_rounds), SPILL)
         row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
         counts["clustered_documents"] = int(row[0])
         counts["clusters"] = int(row[1])
@@ -61,7 +62,7 @@ def collapse_near_duplicates(spark: SparkSession, docs: DataFrame, metrics: RunM
     cfg = cfg or NearDupConfig()
     pairs, clusters = near_duplicate_clusters(spark, docs, cfg, metrics)
     with metrics.stage(spark, "collapse", "keep one document per near-duplicate cluster") as counts:
-        kept = representatives(docs, clusters).persist(SPILL)
+        kept = keep(representatives(docs, clusters), SPILL)
         counts["documents_kept"] = kept.count()
         counts["documents_dropped"] = int(clusters.where(F.col("doc_key") != F.col("cluster_key")).count())
     pairs.unpersist()

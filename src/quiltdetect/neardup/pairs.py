@@ -19,6 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from quiltdetect.common.caching import keep
 from quiltdetect.ingest.table import SPILL
 from quiltdetect.ingest.urls import site_of
 from quiltdetect.neardup.config import NearDupConfig
@@ -108,9 +109,9 @@ def bucket_candidates(features: DataFrame, cap: int) -> tuple[DataFrame, DataFra
     distinct values, made the sort compare whole rows: 1.5 times slower).
     """
     bucket = Window.partitionBy("value", "idx")
-    shared = (features.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
-                              F.min("doc_key").over(bucket).alias("root"))
-              .where(F.col("size") > 1).persist(SPILL))
+    shared = keep(features.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
+                                  F.min("doc_key").over(bucket).alias("root"))
+                  .where(F.col("size") > 1), SPILL)
     small = shared.where(F.col("size") <= cap).select("idx", "value", "doc_key")
     pairs = (small.alias("x").join(small.alias("y"), on=["value", "idx"])
              .where(F.col("x.doc_key") < F.col("y.doc_key"))
@@ -189,20 +190,20 @@ def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, A
         b_t, c_t, cc_t = cfg.b_threshold, cfg.c_threshold, cfg.combined_c_threshold
         if cfg.algorithm in ("b", "combined", "combined-sites"):
             verified = verify(candidates("supershingles", "b"), fps)
-            keep = F.col("b_similarity") >= b_t
+            passes = F.col("b_similarity") >= b_t
             if cfg.algorithm != "b":
-                keep = keep & (F.col("c_similarity") >= cc_t)
+                passes = passes & (F.col("c_similarity") >= cc_t)
             if cfg.algorithm == "combined-sites":
-                keep = keep & F.col("same_site")
-            parts.append(verified.where(keep))
+                passes = passes & F.col("same_site")
+            parts.append(verified.where(passes))
         if cfg.algorithm in ("c", "combined-sites"):
-            keep = F.col("c_similarity") >= c_t
+            passes = F.col("c_similarity") >= c_t
             if cfg.algorithm == "combined-sites":
-                keep = keep & ~F.col("same_site")
-            parts.append(verify(candidates("pieces", "c"), fps).where(keep))
+                passes = passes & ~F.col("same_site")
+            parts.append(verify(candidates("pieces", "c"), fps).where(passes))
         # combined-sites: the two parts are disjoint (same site vs not), so a plain union
         pairs = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-    pairs = pairs.persist(SPILL)
+    pairs = keep(pairs, SPILL)
     counts["pairs"] = pairs.count()
     for rows in shared:
         rows.unpersist()

@@ -14,6 +14,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from quiltdetect.common.caching import keep
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
@@ -69,11 +70,11 @@ def samples_stage(spark: SparkSession, docs: DataFrame, cfg: PhrasesConfig, metr
 def collapse_stage(spark: SparkSession, samples: DataFrame, cfg: PhrasesConfig, metrics: RunMetrics) -> DataFrame:
     """One document per near-duplicate cluster (§3.3), persisted."""
     if not cfg.collapse_near_duplicates:
-        return samples.persist(SPILL)
+        return keep(samples, SPILL)
     with metrics.stage(spark, "collapse", f"near-duplicates: >= {cfg.near_duplicate_b} of 6 supershingles, "
                                           "transitive closure, keep the smallest doc_id") as counts:
         kept, clusters, pairs = suppress_near_duplicates(samples, cfg.near_duplicate_b, counts)
-        kept = kept.persist(SPILL)
+        kept = keep(kept, SPILL)
         row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
         counts["clusters"] = int(row[1])
         counts["clustered_documents"] = int(row[0])
@@ -86,16 +87,16 @@ def collapse_stage(spark: SparkSession, samples: DataFrame, cfg: PhrasesConfig, 
 def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
     """§3.3-3.5 on the kept documents' samples: every result table and figure."""
     spark, cfg, metrics, write_table = run.spark, run.cfg, run.metrics, run.out.write_table
-    server = servers(docs, cfg.server).persist(SPILL)
+    server = keep(servers(docs, cfg.server), SPILL)
     triples = shingle_triples(kept)
 
     with metrics.stage(spark, "popular", f"(selector, shingle) groups, popular at >= {cfg.popular} documents") as counts:
-        by_shingle = shingle_counts(triples).persist(SPILL)
-        popular = by_shingle.where(F.col("n_documents") >= cfg.popular).persist(SPILL)
+        by_shingle = keep(shingle_counts(triples), SPILL)
+        popular = keep(by_shingle.where(F.col("n_documents") >= cfg.popular), SPILL)
         row = by_shingle.agg(F.count(F.lit(1)), F.sum((F.col("n_documents") >= cfg.popular).cast("long"))).first()
         counts["distinct_shingles"] = int(row[0])
         counts["popular_shingles"] = int(row[1] or 0)
-        doc_n = popular_counts_per_document(kept, triples, popular).persist(SPILL)
+        doc_n = keep(popular_counts_per_document(kept, triples, popular), SPILL)
         per_doc = (doc_n
                    .join(docs.select("doc_key", "doc_id", "url"), on="doc_key").join(server, on="doc_key"))
         doc_counts = write_table(per_doc.select("doc_id", "url", "host", "server", "n_words", "n_popular")

@@ -12,6 +12,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, StructType
 
+from quiltdetect.common.caching import keep
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint, resolve_previous
@@ -91,13 +92,13 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int]
     n_docs = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
-        doc_table = doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts, foreign=cfg.foreign,
-                                first_new_key=restrict.first_new_key if restrict else None, theta=cfg.theta,
-                                ranks=ranks).persist(SPILL)
+        doc_table = keep(doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts, foreign=cfg.foreign,
+                                     first_new_key=restrict.first_new_key if restrict else None, theta=cfg.theta,
+                                     ranks=ranks), SPILL)
         counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(doc_table)
 
     with metrics.stage(spark, "patchfrac", f"patch fraction per document, keep >= {cfg.theta}") as counts:
-        fractions = fractions_of(doc_table).persist(SPILL)
+        fractions = keep(fractions_of(doc_table), SPILL)
         counts["patchy_documents"] = patchy_docs(fractions, cfg.theta).count()
         if restrict is not None:
             counts.update(restrict.recomputed(fractions))
@@ -106,8 +107,8 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int]
     phi_note = f", drop sources covering < {cfg.phi} of pgrams" if cfg.phi > 0 else ""
     with metrics.stage(spark, "sources", f"(target, gram, source) triples, greedy cover per target{phi_note}") as counts:
         picked = cover_sources(doc_table, cfg.theta, n_gram, n_docs, foreign=cfg.foreign != "none")
-        covers = keep_contributing(picked, fractions, cfg.phi).persist(SPILL)
-        sizes = cover_sizes(covers).persist(SPILL)
+        covers = keep(keep_contributing(picked, fractions, cfg.phi), SPILL)
+        sizes = keep(cover_sizes(covers), SPILL)
         row = sizes.agg(F.count(F.lit(1)), F.sum("n_pairs"), F.sum("n_sources")).first()
         counts["covered_targets"] = int(row[0])
         counts["triples"] = int(row[1] or 0)

@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
+from quiltdetect.common.caching import keep
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.csvsafe import tsv_text
 from quiltdetect.common.folder import OutputFolder
@@ -69,7 +70,7 @@ def hash_corpus(run: JobRun, stop: frozenset[bytes]) -> Corpus:
     spark, metrics = run.spark, run.metrics
     docs = run.docs()
     with metrics.stage(spark, "clean", "recursion-error URLs, neighborhoods per page") as counts:
-        paths = page_paths(docs, run.cfg.max_component_repeats, run.cfg.max_prefix_depth).persist(SPILL)
+        paths = keep(page_paths(docs, run.cfg.max_component_repeats, run.cfg.max_prefix_depth), SPILL)
         errors = paths.where(F.col("recursion_error").isNotNull())
         by_reason = {r[0]: int(r[1]) for r in errors.groupBy("recursion_error").count().collect()}
         run.out.write_table(errors.join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
@@ -80,7 +81,7 @@ def hash_corpus(run: JobRun, stop: frozenset[bytes]) -> Corpus:
             F.col("recursion_error").isNull() & (F.size("prefixes") == 0)).count()
     with metrics.stage(spark, "hash", "SHA-1 of files and chunks, stop chunks removed") as counts:
         kept = docs.join(paths.where(F.col("recursion_error").isNull()).select("doc_key"), on="doc_key", how="left_semi")
-        hashes = document_hashes(kept, stop).persist(SPILL)
+        hashes = keep(document_hashes(kept, stop), SPILL)
         row = hashes.agg(F.count(F.lit(1)), F.sum(F.size("chunks")), F.sum("n_stop"),
                          F.sum(F.col("file_is_stop").cast("long")),
                          F.sum(((F.size("chunks") == 0)).cast("long"))).first()
@@ -89,7 +90,7 @@ def hash_corpus(run: JobRun, stop: frozenset[bytes]) -> Corpus:
         counts["stop_chunks_removed"] = int(row[2] or 0)
         counts["stop_files"] = int(row[3] or 0)
         counts["documents_without_chunks"] = int(row[4] or 0)
-        chunks = chunk_rows(hashes).persist(SPILL)
+        chunks = keep(chunk_rows(hashes), SPILL)
     return Corpus(docs, paths, hashes, chunks)
 
 
@@ -147,8 +148,8 @@ def discover(run: JobRun, corpus: Corpus) -> tuple[DataFrame, dict]:
     spark, cfg, metrics = run.spark, run.cfg, run.metrics
     report: dict[str, Any] = {}
     with metrics.stage(spark, "discover", f"chunks > {cfg.chunk_threshold}, files > {cfg.file_threshold} duplicates") as counts:
-        chunk_freq = discovery.chunk_frequency(corpus.chunks).persist(SPILL)
-        file_freq = discovery.file_frequency(corpus.hashes).persist(SPILL)
+        chunk_freq = keep(discovery.chunk_frequency(corpus.chunks), SPILL)
+        file_freq = keep(discovery.file_frequency(corpus.hashes), SPILL)
         labeled = write_labeled(run, discovery.blind_labeled(chunk_freq, file_freq, cfg.chunk_threshold,
                                                              cfg.file_threshold), corpus.docs)
         dist = discovery.frequency_distribution(chunk_freq.unionByName(file_freq))
@@ -189,7 +190,7 @@ def labeled_from_corpus(run: JobRun, stop: frozenset[bytes], name: str = "labele
     ldocs = document_table(spark, lcfg, lmetrics, run.out.sub("labeled_corpus"))
     metrics.stages["labeled_ingest"] = lmetrics.stages["ingest"]
     with metrics.stage(spark, "label", f"hash the labeled corpus, chunks >= {cfg.min_chunk_chars} chars") as counts:
-        hashes = document_hashes(ldocs, stop).persist(SPILL)
+        hashes = keep(document_hashes(ldocs, stop), SPILL)
         chunks = chunk_rows(hashes)
         labeled = write_labeled(run, discovery.corpus_labeled(hashes, chunks, cfg.min_chunk_chars), ldocs, name)
         for kind, n in labeled.groupBy("kind").count().collect():
@@ -247,7 +248,7 @@ def detect(run: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
             .orderBy("doc_id"), "file_matches").count()
 
     with metrics.stage(spark, "pages", "contains(L, f) per page, partial targets") as counts:
-        pages = pages.persist(SPILL)
+        pages = keep(pages, SPILL)
         stats = mean_plus_std(pages, "contains")
         page_thr = _threshold(cfg.partial_threshold, stats)
         report["page_threshold"] = page_thr
@@ -266,7 +267,7 @@ def detect(run: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
             F.desc("contains"), F.desc("n_labeled_chunks"), "doc_id").limit(cfg.top).collect()]
 
     with metrics.stage(spark, "neighborhoods", "badness per URL-path prefix, bad neighborhoods") as counts:
-        hoods = neighborhood_badness(pages, corpus.paths).persist(SPILL)
+        hoods = keep(neighborhood_badness(pages, corpus.paths), SPILL)
         stats = mean_plus_std(hoods, "badness")
         nb_thr = _threshold(cfg.badness_threshold, stats)
         report["badness_threshold"] = nb_thr
@@ -320,8 +321,8 @@ def mutate_eval(run: JobRun, stop: frozenset[bytes]) -> dict[str, Any]:
     blind, report = discover(run, corpus)
     with metrics.stage(spark, "labeled_sets", "L_expert = the site's own chunks; L_blind; L from --labeled") as counts:
         site_pages = corpus.paths.where(F.array_contains("prefixes", cfg.site)).select("doc_key")
-        expert = (corpus.chunks.join(site_pages, on="doc_key", how="left_semi").select("sha1").distinct()
-                  .select(F.lit("chunk").alias("kind"), "sha1").persist(SPILL))
+        expert = keep(corpus.chunks.join(site_pages, on="doc_key", how="left_semi").select("sha1").distinct()
+                      .select(F.lit("chunk").alias("kind"), "sha1"), SPILL)
         counts["site_pages"] = site_pages.count()
         if counts["site_pages"] == 0:
             raise ConfigError(f"--site {cfg.site}: no page of the input lies in this neighborhood "
@@ -338,7 +339,7 @@ def mutate_eval(run: JobRun, stop: frozenset[bytes]) -> dict[str, Any]:
     for name, labeled in sets.items():
         with metrics.stage(spark, f"mutate_{name}", f"thresholds on the corpus and mutations with L_{name}") as counts:
             _, _, pages = score_pages(labeled, corpus, cfg, counts)
-            pages = pages.persist(SPILL)
+            pages = keep(pages, SPILL)
             page_thr = _threshold(cfg.partial_threshold, mean_plus_std(pages, "contains"))
             nb_thr = _threshold(cfg.badness_threshold, mean_plus_std(neighborhood_badness(pages, corpus.paths), "badness"))
             pages.unpersist()
