@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import DecimalType
 
 BADNESS_BINS = 20  # histogram of Figs. 12-13: bins of width 0.05 on [0, 1]
+# A page's contains in [0, 1] to 18 decimals: exact sums of up to 10^20 pages per neighborhood.
+EXACT = DecimalType(38, 18)
 
 
 def match_chunks(chunks: DataFrame, labeled_chunks: DataFrame, *, broadcast: bool) -> DataFrame:
@@ -67,12 +70,16 @@ def neighborhood_badness(pages: DataFrame, paths: DataFrame) -> DataFrame:
     Each page is exploded into its prefixes and the prefixes aggregated independently, which
     is the paper's parallelism over distinct neighborhoods. ``chunk_ratio`` is the ratio over
     the neighborhood's pooled chunk vector (§3.3's contains(L_c, N)), kept beside it.
+
+    The mean is summed in decimals (``EXACT``), which add without rounding: a sum of doubles
+    depends on the order its partial sums meet, so the last bit of a badness changed with the
+    partitioning.
     """
     return neighborhood_members(pages, paths).groupBy("neighborhood").agg(
         F.count(F.lit(1)).alias("n_pages"),
         F.sum("n_chunks").alias("n_chunks"),
         F.sum("n_labeled_chunks").alias("bad_chunks"),
-        F.avg("contains").alias("badness"),
+        F.avg(F.col("contains").cast(EXACT)).cast("double").alias("badness"),
     ).select(
         "neighborhood",
         F.split("neighborhood", "/", 2)[0].alias("host"),
