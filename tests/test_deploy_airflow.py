@@ -1,12 +1,13 @@
 """dags/quiltdetect_weekly.py: loaded by Airflow's own DagBag (every task's rendered spark-submit
-arguments checked), and two scheduled runs of its quilt chain (ingest -> quilts -> sweep, then
-the next week's ingest -> quilts, an update) with ``dag.test()`` against local Spark on the
-bundled samples. Needs the ``airflow`` extra (skipped without it).
+arguments checked, and a per-task options file), and two scheduled runs of its quilt chain
+(ingest -> quilts, then the next week's ingest -> quilts, an update) with ``dag.test()`` against
+local Spark on the bundled samples. Needs the ``airflow`` extra (skipped without it).
 
-The other analyses' tasks are the same operator with other job files and arguments (the first
-test checks them exactly); tests/test_deploy_cluster.py runs each of those jobs with
-spark-submit on the ingest job's docs/ table, as these tasks do. Running them here too cost
-about 90 s of CI time (a JVM each) and tested nothing more.
+The other analyses' tasks (the sweep after the quilts, the rest after the ingest) are the same
+operator with other job files and arguments (the first test checks them exactly);
+tests/test_deploy_cluster.py runs each of those jobs with spark-submit on the ingest job's docs/
+table, as these tasks do. Running them here too cost about 20 s of CI time each (a JVM each) and
+tested nothing more.
 
 Airflow runs in subprocesses with a throwaway AIRFLOW_HOME (SQLite), so the test never touches
 a real Airflow installation. The Spark side (spark-submit, the driver's Python) is this Python's
@@ -57,6 +58,9 @@ if dag is not None:
             "properties_file": task.render_template(task.properties_file, ctx),
             "env_vars": task.render_template(task.env_vars, ctx),
         }
+    # A per-task options file (params.task_configs) reaches its task's second --config only.
+    mine = {**ctx, "params": {**params, "task_configs": {"sweep": "/etc/sweep.yaml"}}}
+    out["with_task_config"] = {t.task_id: t.render_template(t.application_args, mine) for t in dag.tasks}
 sys.path.insert(0, sys.argv[1])
 import quiltdetect_weekly  # the table the DAG is built from
 out["table"] = {k: [job, list(up), list(cmd)] for k, (job, up, cmd) in quiltdetect_weekly.TASKS.items()}
@@ -134,6 +138,9 @@ def test_dagbag_loads_the_dag_with_its_tasks_and_spark_submit_arguments(airflow_
             "--config", f"{REPO}/conf/cluster.yaml", "--config", f"{REPO}/conf/cluster.yaml", *extra]
         assert task["properties_file"] == f"{REPO}/conf/spark-defaults.conf"
         assert task["env_vars"]["PYSPARK_DRIVER_PYTHON"] == "python3"
+        with_config = got["with_task_config"][task_id]
+        second = with_config.index("--config", with_config.index("--config") + 1) + 1
+        assert with_config[second] == ("/etc/sweep.yaml" if task_id == "sweep" else f"{REPO}/conf/cluster.yaml")
 
 
 @pytest.mark.spark
@@ -144,17 +151,15 @@ def test_two_scheduled_runs_of_the_quilt_chain_on_local_spark(airflow_env, tmp_p
     assert migrate.returncode == 0, migrate.stdout[-2000:] + migrate.stderr[-3000:]
     job_config = tmp_path / "job.yaml"
     job_config.write_text("spark:\n  spark.sql.shuffle.partitions: 4\n  spark.ui.enabled: false\n")
-    sweep_config = tmp_path / "sweep.yaml"
-    sweep_config.write_text("ks: [4, 5]\nms: [50]\ncs: [2, 3]\nthetas: [0.5]\npivot: [5, 50, 2, 0.5]\n")
-    # spark-submit's own properties: the client JIT makes each of the five short local JVMs
+    # spark-submit's own properties: the client JIT makes each of the four short local JVMs
     # cheaper (as in tests/conftest.py); also checks that the DAG passes --properties-file on.
     properties = tmp_path / "spark-test.conf"
     properties.write_text(f"spark.driver.extraJavaOptions {SHORT_JVM}\n"
                           "spark.ui.showConsoleProgress false\n")
     conf = {"input": str(SAMPLE / "synthetic-quilts.warc.gz"), "output_root": str(tmp_path / "out"),
-            "job_config": str(job_config), "task_configs": {"sweep": str(sweep_config)},
+            "job_config": str(job_config),
             "properties_file": str(properties), "driver_python": _spark_python()}
-    chain = "ingest,quilts,sweep"
+    chain = "ingest,quilts"
     got = _python(RUN, [str(REPO / "dags"), json.dumps(conf), "2026-01-05", chain], airflow_env, timeout=2400)
     assert got["state"].endswith("success"), got
     assert sorted(got["tasks"]) == sorted(chain.split(",")), got
@@ -167,7 +172,6 @@ def test_two_scheduled_runs_of_the_quilt_chain_on_local_spark(airflow_env, tmp_p
     assert json.loads((runs[0] / "ingest" / "metrics.json").read_text())["stages"]["ingest"]["documents"] == 400
     metrics = json.loads((runs[0] / "quilts" / "metrics.json").read_text())
     assert metrics["stages"]["ingest"]["documents"] == 400 and metrics["stages"]["quilts"]["quilts"] > 0
-    assert json.loads((runs[0] / "sweep" / "_COMPLETE").read_text())["config"]["ks"] == [4, 5]
     assert "previous_documents" not in metrics["stages"]["ingest"]  # the first run starts afresh
 
     # The next week's scheduled run (its ingest and quilt tasks): the quilt task updates the first.
