@@ -1,5 +1,6 @@
 """The package's layers, read from its source: no import cycle anywhere (imports inside functions
-count: they only hide a cycle), and the kernel never imports Spark (issue 17)."""
+count: they only hide a cycle), the kernel never imports Spark (issue 17), and nothing persists
+outside the run that releases it."""
 
 from __future__ import annotations
 
@@ -158,3 +159,18 @@ def test_the_architecture_document_names_every_job_and_its_tables():
         assert f"`{cls.__name__}`" in text, name
         for table in cls.tables:
             assert f"{table}/" in text, (name, table)
+
+
+def test_jobs_persist_only_through_the_run_that_releases_it():
+    """``common.caching.keep`` / ``cut`` register what a run persists so ``Job.run`` can release
+    it; a bare ``.persist()``, ``.cache()`` or ``.localCheckpoint()`` would outlive the run in
+    the caller's session (a notebook kept a copy of every corpus it had read)."""
+    bare = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "common" / "caching.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("persist", "cache", "localCheckpoint", "checkpoint")):
+                bare.append(f"{path.relative_to(PACKAGE)}:{node.lineno} .{node.func.attr}()")
+    assert bare == [], "use common.caching.keep / cut instead: " + ", ".join(bare)
