@@ -302,6 +302,7 @@ def test_the_console_starts_its_jvm_with_c1_only_and_spark_submit_keeps_its_own(
     monkeypatch.setattr(session.SparkSession, "builder", builder)
     monkeypatch.setattr(session, "check_java", lambda: 17)
     monkeypatch.setattr(session, "SparkConf", _nothing_submitted)
+    monkeypatch.setenv("QUILTDETECT_JVM_CACHE", "off")  # the class archive: tests/test_jvmclasses.py
     cfg = quilt_config(build_parser().parse_args(
         ["quilts", "--input", str(tmp_path), "--output", str(tmp_path / "out"),
          "--set", "spark.driver.extraJavaOptions=-Dfoo=1"]))

@@ -10,9 +10,11 @@ import sys
 from typing import Any
 
 from pyspark import SparkConf, SparkContext
+from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
 from quiltdetect.common.config import ConfigError
+from quiltdetect.common.jvmclasses import ClassArchive, class_archive
 from quiltdetect.common.metrics import progress
 
 # Settings every quiltdetect session gets unless the user or spark-submit set them already.
@@ -41,6 +43,7 @@ BASE_CONF: dict[str, str] = {
 }
 
 MIN_SPLITS = "spark.sql.files.minPartitionNum"
+JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
 
 # The Java releases PySpark 4.0 runs on: Spark 4.0 supports 17 and 21 (it dropped 8 and 11), and
 # from 23 on the session does not start ("getSubject is not supported", from Hadoop's login code).
@@ -59,22 +62,28 @@ def java_version_of(output: str) -> int | None:
     return int(found.group(2) or 0) if major == 1 else major
 
 
-def check_java() -> int | None:
-    """Check the Java that Spark will start, as ``spark-class`` finds it (``$JAVA_HOME/bin/java``,
-    else ``java`` on PATH), before it starts: a ConfigError naming what to install, instead of
-    the Py4J traceback of a gateway that never came up. Returns the major version (None when
-    ``java -version`` says something this does not recognise: Spark then decides)."""
+def java_executable() -> str:
+    """The Java that ``spark-class`` will start: ``$JAVA_HOME/bin/java``, else ``java`` on PATH."""
     home = os.environ.get("JAVA_HOME")
     if home:
         java = os.path.join(home, "bin", "java")
         if not (os.path.isfile(java) and os.access(java, os.X_OK)):
             raise ConfigError(f"{JAVA_NEEDED} (JAVA_HOME={home} is not a Java installation: no bin/java); "
                               f"{JAVA_INSTALL}, or unset JAVA_HOME to use java on PATH")
-    else:
-        java = shutil.which("java")
-        if java is None:
-            raise ConfigError(f"{JAVA_NEEDED} (found none: JAVA_HOME is not set and java is not on PATH); "
-                              f"{JAVA_INSTALL}")
+        return java
+    java = shutil.which("java")
+    if java is None:
+        raise ConfigError(f"{JAVA_NEEDED} (found none: JAVA_HOME is not set and java is not on PATH); "
+                          f"{JAVA_INSTALL}")
+    return java
+
+
+def check_java() -> int | None:
+    """Check the Java that Spark will start, as ``spark-class`` finds it (``$JAVA_HOME/bin/java``,
+    else ``java`` on PATH), before it starts: a ConfigError naming what to install, instead of
+    the Py4J traceback of a gateway that never came up. Returns the major version (None when
+    ``java -version`` says something this does not recognise: Spark then decides)."""
+    java = java_executable()
     try:
         done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -96,9 +105,11 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
     installed quiltdetect and its native dependencies are found without any packaging.
     Under spark-submit (``local=False``) the master and resources come from spark-submit.
     """
+    archive = ClassArchive("")
     if local:
         if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
             check_java()  # no JVM in this process yet: the builder below starts it
+            archive = class_archive(java_executable(), str(spark_conf.get("spark.driver.extraClassPath") or ""))
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
@@ -115,9 +126,21 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
         conf.pop("spark.master", None)
         conf.pop("spark.driver.memory", None)
         conf.pop("spark.driver.defaultJavaOptions", None)  # the driver JVM is running already
+    own_options = conf.get(JAVA_OPTIONS, "")
+    if archive.options:
+        conf[JAVA_OPTIONS] = f"{own_options} {archive.options}".strip()
     for key, value in conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        if archive.using is None or exc.getCondition() != "JAVA_GATEWAY_EXITED":
+            raise
+        # A JVM that cannot use an archive ignores it; one that crashes on it (a damaged file)
+        # is started again without it, and the archive goes (the next run writes a new one).
+        progress.warning("the JVM did not start with its class archive %s; starting it without", archive.using)
+        spark = builder.config(JAVA_OPTIONS, own_options).getOrCreate()
+        archive.discard()
     if spark.conf.get(MIN_SPLITS, None) is None:
         # Scans in at least 4 splits per core, so one large file does not leave cores idle.
         spark.conf.set(MIN_SPLITS, str(4 * spark.sparkContext.defaultParallelism))

@@ -1,0 +1,161 @@
+"""A class-data-sharing archive of the driver JVM's classes, kept between console runs.
+
+A run of the console command starts a JVM that loads about 15,000 classes of Spark, Scala,
+Hadoop and Parquet from their jars before its first task: about 4 s of a 10,000-page quilt
+run's 26 s on the 2-core machine. The JVM can map classes it loaded in an earlier run from an
+archive instead (Java's class-data sharing, ``-XX:SharedArchiveFile``): with one, the same run
+takes 0.83 of the time (docs/performance.md, "Starting the JVM").
+
+The first run on a machine (for a given Java, Spark jars and extra class path) has the JVM
+write the archive as it exits (``-XX:ArchiveClassesAtExit``), after this Python process is
+gone: the command returns as before and the JVM writes for about 10 s in the background. The
+archive is written under a name of its own (``<key>.<pid>.part``) with a log, and the next run
+renames it to ``<key>.jsa`` once the log says it was written whole and its writer has exited:
+the JVM crashes on a truncated archive, so a partial file must never be used. Runs made while
+an archive is being dumped run without one.
+
+``QUILTDETECT_JVM_CACHE`` names the directory (default ``$XDG_CACHE_HOME/quiltdetect``, else
+``~/.cache/quiltdetect``); ``QUILTDETECT_JVM_CACHE=off`` turns the archive off. A JVM that
+cannot use an archive (another Java, another class path) ignores it; one that fails to start
+with it is started again without it, and the archive is deleted (``session.build_session``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+
+CACHE_ENV = "QUILTDETECT_JVM_CACHE"
+OFF = "off"
+# The JVM's unified-logging warnings go to its stdout, which is the command's: class-data
+# sharing has many ("Skipping ...: Signed JAR") and none a user can act on.
+QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+WRITTEN = "Written dynamic archive"  # the JVM's log line once the archive is complete
+STALE_SECONDS = 86_400.0  # a writer's log not touched for a day: its pid was reused
+MIN_FREE_BYTES = 1 << 30  # the archive is ~170 MB; no archive is started on a fuller disk
+
+
+def cache_dir() -> Path | None:
+    """Where archives are kept, or None when ``QUILTDETECT_JVM_CACHE=off``."""
+    value = os.environ.get(CACHE_ENV)
+    if value is not None:
+        return None if value.strip().lower() in (OFF, "") else Path(value).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "quiltdetect"
+
+
+def archive_key(java: str, extra_classpath: str = "") -> str:
+    """A name for the archive of this Java and these jars: another one cannot use it."""
+    import pyspark
+
+    real = os.path.realpath(java)
+    libjvm = Path(real).parent.parent / "lib" / "server" / "libjvm.so"
+    stamp = libjvm if libjvm.is_file() else Path(real)
+    st = stamp.stat()
+    spark_home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
+    jars = Path(spark_home) / "jars"
+    listing = sorted(p.name for p in jars.glob("*.jar")) if jars.is_dir() else []
+    parts = [real, str(st.st_size), str(st.st_mtime_ns), spark_home, pyspark.__version__, *listing,
+             extra_classpath]
+    return "jvm-classes-" + hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _pids(log: Path) -> tuple[int, int] | None:
+    """(the Python process, its JVM) of a log named ``<key>.<pid>.jvm<jvm pid>.log``."""
+    try:
+        python, jvm = log.name.rsplit(".", 3)[-3:-1]
+        return int(python), int(jvm[len("jvm"):])
+    except ValueError:
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassArchive:
+    """The archive options for one JVM start: ``using`` is set when it maps an archive."""
+
+    options: str
+    using: Path | None = None
+    writing: Path | None = None
+
+    def discard(self) -> None:
+        """Delete the archive this start used (it failed to start with it)."""
+        if self.using is not None:
+            self.using.unlink(missing_ok=True)
+
+
+def settle(directory: Path, key: str, now: float | None = None) -> tuple[Path | None, bool]:
+    """Finish or drop the archives of ``key`` being written: (the archive if whole, one being dumped).
+
+    Each writer left a log ``<key>.<pid>.jvm<jvm pid>.log`` as its JVM started; the JVM creates
+    ``<key>.<pid>.part`` only when it exits, and says in the log when the part is whole. A part
+    whose log says so, and whose Python process and JVM have both exited, becomes
+    ``<key>.jsa``. Writers whose JVMs still run are left alone (a long-lived session must not
+    keep later runs from an archive of their own); one whose part exists is dumping now, and the
+    run starts without an archive rather than write a second. A writer whose log was not touched
+    for ``STALE_SECONDS`` counts as gone (its pid was reused); every part or log of a writer
+    that is gone is deleted once used.
+    """
+    now = time.time() if now is None else now
+    final = directory / f"{key}.jsa"
+    dumping = False
+    for log in sorted(directory.glob(f"{key}.*.jvm*.log")):
+        pids = _pids(log)
+        part = directory / f"{key}.{pids[0]}.part" if pids else None
+        try:
+            age = now - log.stat().st_mtime
+            written = WRITTEN in log.read_text(errors="replace")
+        except FileNotFoundError:
+            continue
+        if pids and any(_alive(pid) for pid in pids) and age < STALE_SECONDS:
+            dumping = dumping or (part is not None and part.exists())
+            continue
+        if written and part is not None and part.is_file() and not final.exists():
+            os.replace(part, final)
+        if part is not None:
+            part.unlink(missing_ok=True)
+        log.unlink(missing_ok=True)
+    for part in directory.glob(f"{key}.*.part"):  # a part without its log
+        pid = part.name.rsplit(".", 2)[-2]
+        if not any(directory.glob(f"{key}.{pid}.jvm*.log")) and now - part.stat().st_mtime > 60:
+            part.unlink(missing_ok=True)
+    return (final if final.is_file() and final.stat().st_size > 0 else None), dumping
+
+
+def class_archive(java: str, extra_classpath: str = "") -> ClassArchive:
+    """The Java options for a driver JVM about to start: map the archive, or write it at exit.
+
+    Never raises for a cache it cannot use (no home, read-only, full disk): the run then
+    starts as it would without one.
+    """
+    directory = cache_dir()
+    if directory is None:
+        return ClassArchive("")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        key = archive_key(java, extra_classpath)
+        final, dumping = settle(directory, key)
+        if final is not None:
+            crash = directory / "hs_err_pid%p.log"  # not in the user's working directory
+            return ClassArchive(f"-XX:SharedArchiveFile={final} {QUIET} -XX:ErrorFile={crash}", using=final)
+        if dumping or shutil.disk_usage(directory).free < MIN_FREE_BYTES or not os.access(directory, os.W_OK):
+            return ClassArchive("")
+        part = directory / f"{key}.{os.getpid()}.part"  # the JVM is a child: its pid is not known yet
+        log = directory / f"{key}.{os.getpid()}.jvm%p.log"  # %p: the JVM's pid (see _writers)
+        return ClassArchive(f"-XX:ArchiveClassesAtExit={part} {QUIET} -Xlog:cds+dynamic=info:file={log}",
+                            writing=part)
+    except OSError:
+        return ClassArchive("")

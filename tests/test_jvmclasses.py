@@ -1,0 +1,210 @@
+"""The driver JVM's class archive (common/jvmclasses.py): written once, used after, never half.
+
+The fast tests drive the cache's bookkeeping with stand-in files and processes; the extended
+one starts real JVMs: the first run writes the archive as its JVM exits, the next maps it, and
+a damaged archive costs one restart, not the run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+from tiers import extended
+
+from quiltdetect.common import jvmclasses, session
+from quiltdetect.common.jvmclasses import WRITTEN, class_archive, settle
+
+KEY = "jvm-classes-0123456789abcdef"
+
+
+def _dead_pid() -> int:
+    """A pid no process has: one that just exited and was reaped."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv(jvmclasses.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(jvmclasses, "archive_key", lambda java, extra="": KEY)
+    return tmp_path / "cache"
+
+
+def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv(jvmclasses.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert jvmclasses.cache_dir() == tmp_path / "xdg" / "quiltdetect"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert jvmclasses.cache_dir() == tmp_path / "home" / ".cache" / "quiltdetect"
+    monkeypatch.setenv(jvmclasses.CACHE_ENV, str(tmp_path / "mine"))
+    assert jvmclasses.cache_dir() == tmp_path / "mine"
+    for off in ("off", "OFF", ""):
+        monkeypatch.setenv(jvmclasses.CACHE_ENV, off)
+        assert jvmclasses.cache_dir() is None
+        assert class_archive("java").options == ""
+
+
+def test_the_key_changes_with_the_java_and_the_class_path(tmp_path):
+    first = tmp_path / "jdk1" / "bin" / "java"
+    second = tmp_path / "jdk2" / "bin" / "java"
+    for java in (first, second):
+        java.parent.mkdir(parents=True)
+        java.write_text("#!/bin/sh\n")
+    key = jvmclasses.archive_key(str(first))
+    assert key == jvmclasses.archive_key(str(first))
+    assert key.startswith("jvm-classes-")
+    assert key != jvmclasses.archive_key(str(second))
+    assert key != jvmclasses.archive_key(str(first), "/opt/extra.jar")
+
+
+def test_the_first_run_writes_at_exit_and_a_whole_archive_is_used_after(cache):
+    started = class_archive("java")
+    part = cache / f"{KEY}.{os.getpid()}.part"
+    assert started.using is None and started.writing == part
+    assert f"-XX:ArchiveClassesAtExit={part} " in started.options
+    assert f"-Xlog:cds+dynamic=info:file={cache}/{KEY}.{os.getpid()}.jvm%p.log" in started.options
+    assert "-Xlog:cds=off -Xlog:cds+dynamic=off" in started.options  # nothing on the command's stdout
+
+    # The writer's JVM has exited having logged the whole archive: the next run renames and maps it.
+    dead = _dead_pid()
+    part = cache / f"{KEY}.{dead}.part"
+    part.write_bytes(b"x" * 100)
+    (cache / f"{KEY}.{dead}.jvm{_dead_pid()}.log").write_text(f"[info][cds,dynamic] {WRITTEN} 0x8 - 0x9\n")
+    used = class_archive("java")
+    final = cache / f"{KEY}.jsa"
+    assert used.using == final and final.read_bytes() == b"x" * 100
+    assert used.options.startswith(f"-XX:SharedArchiveFile={final} -Xlog:cds=off -Xlog:cds+dynamic=off")
+    assert f"-XX:ErrorFile={cache}/hs_err_pid%p.log" in used.options  # a crash report not in the cwd
+    assert sorted(p.name for p in cache.iterdir()) == [f"{KEY}.jsa"]
+
+
+def test_a_writer_still_running_is_left_alone_and_a_dead_one_is_cleared(cache):
+    cache.mkdir(parents=True)
+    # A writer whose JVM still runs (this process stands for it) and has not begun its dump:
+    # another run writes an archive of its own rather than wait for a session that may last hours.
+    mine = cache / f"{KEY}.{os.getpid()}.jvm{os.getpid()}.log"
+    mine.write_text("")
+    assert class_archive("java").writing is not None
+    # Dumping now (its part exists, maybe half written): not used, and no second dump is started.
+    (cache / f"{KEY}.{os.getpid()}.part").write_bytes(b"half")
+    assert class_archive("java") == jvmclasses.ClassArchive("")
+    assert settle(cache, KEY) == (None, True)
+    # ... unless its log has not been touched for a day (the pid was reused): then it is cleared.
+    old = time.time() - jvmclasses.STALE_SECONDS - 1
+    os.utime(mine, (old, old))
+    assert settle(cache, KEY) == (None, False)
+    assert list(cache.iterdir()) == []
+
+    # Exited without the log's last line (killed while writing): the part is deleted, not used.
+    dead = _dead_pid()
+    (cache / f"{KEY}.{dead}.part").write_bytes(b"truncated")
+    (cache / f"{KEY}.{dead}.jvm{_dead_pid()}.log").write_text("[info][cds,dynamic] Archiving hidden ...\n")
+    started = class_archive("java")
+    assert started.using is None and started.writing is not None
+    assert list(cache.iterdir()) == []
+
+
+def test_a_full_or_read_only_cache_starts_the_jvm_as_before(cache, monkeypatch):
+    monkeypatch.setattr(jvmclasses.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=1 << 20))
+    assert class_archive("java").options == ""
+    monkeypatch.setenv(jvmclasses.CACHE_ENV, "/proc/no/such/dir")
+    assert class_archive("java").options == ""
+
+
+class _Builder:
+    """SparkSession.builder's stand-in: the first start with an archive fails as a crashed JVM does."""
+
+    def __init__(self) -> None:
+        self.conf: dict[str, str] = {}
+        self.starts: list[str] = []
+
+    def appName(self, name: str) -> _Builder:  # noqa: N802 (Spark's name)
+        return self
+
+    def config(self, key: str, value: str) -> _Builder:
+        self.conf[key] = value
+        return self
+
+    def getOrCreate(self) -> types.SimpleNamespace:  # noqa: N802
+        options = self.conf.get(session.JAVA_OPTIONS, "")
+        self.starts.append(options)
+        if "SharedArchiveFile" in options:
+            raise session.PySparkRuntimeError(errorClass="JAVA_GATEWAY_EXITED", messageParameters={})
+        context = types.SimpleNamespace(defaultParallelism=2, setLogLevel=lambda level: None, uiWebUrl=None)
+        settings = types.SimpleNamespace(get=lambda key, default=None: "8", set=lambda key, value: None)
+        return types.SimpleNamespace(conf=settings, sparkContext=context)
+
+
+def test_a_jvm_that_crashes_on_its_archive_is_started_again_without_it(cache, monkeypatch):
+    cache.mkdir(parents=True)
+    (cache / f"{KEY}.jsa").write_bytes(b"damaged")
+    builder = _Builder()
+    monkeypatch.setattr(session.SparkSession, "builder", builder)
+    monkeypatch.setattr(session.SparkContext, "_gateway", None)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setattr(session, "check_java", lambda: 17)
+    session.build_session("t", {session.JAVA_OPTIONS: "-XX:TieredStopAtLevel=1"}, local=True)
+    assert builder.starts == [
+        f"-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile={cache}/{KEY}.jsa -Xlog:cds=off -Xlog:cds+dynamic=off "
+        f"-XX:ErrorFile={cache}/hs_err_pid%p.log",
+        "-XX:TieredStopAtLevel=1"]
+    assert not (cache / f"{KEY}.jsa").exists()  # the next run writes a new one
+
+
+_START = """
+import sys
+from pyspark import SparkContext
+from quiltdetect.common.config import local_spark_defaults
+from quiltdetect.common.session import build_session
+spark = build_session("t", {**local_spark_defaults(), "spark.master": "local[1]", "spark.ui.enabled": "false",
+                            "spark.driver.extraJavaOptions": sys.argv[1]}, local=True)
+assert spark.range(100).count() == 100
+maps = open(f"/proc/{SparkContext._gateway.proc.pid}/maps").read()
+print("maps " + " ".join(sorted({line.split()[-1] for line in maps.splitlines() if line.endswith('.jsa')})))
+"""
+
+
+@extended
+def test_real_jvms_write_the_archive_once_then_map_it(tmp_path):
+    """Three console-style starts (a JVM each, about 30 s in all with the archive's writing)."""
+    from tiers import SHORT_JVM
+
+    cache = tmp_path / "cache"
+    env = {**os.environ, jvmclasses.CACHE_ENV: str(cache), "PYSPARK_PYTHON": sys.executable}
+
+    def start() -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-c", _START, SHORT_JVM], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "[warning][cds]" not in done.stdout + done.stderr
+        return done
+
+    first = start()
+    (key,) = {p.name.split(".")[0] for p in cache.iterdir()}
+    final = cache / f"{key}.jsa"
+    assert f" {final}" not in first.stdout
+    deadline = time.time() + 120  # the JVM writes the archive after the Python process exited
+    while not any(WRITTEN in log.read_text() for log in cache.glob("*.log")) and time.time() < deadline:
+        time.sleep(0.5)
+    while any(p.name.endswith(".log") for p in cache.iterdir()) and time.time() < deadline:
+        settle(cache, key)  # what the next run does first: here until the JVM has exited
+        time.sleep(0.2)
+    assert final.is_file() and final.stat().st_size > 50_000_000
+
+    second = start()
+    assert f" {final}" in second.stdout  # the JVM mapped the archive
+
+    final.chmod(0o644)
+    with final.open("r+b") as damaged:
+        damaged.truncate(final.stat().st_size // 3)
+    third = start()
+    assert "did not start with its class archive" in third.stderr
+    assert f" {final}" not in third.stdout
+    assert not final.exists()
