@@ -111,6 +111,19 @@ def test_a_writer_still_running_is_left_alone_and_a_dead_one_is_cleared(cache):
     assert list(cache.iterdir()) == []
 
 
+def test_archives_of_other_installations_go_after_thirty_days_unused(cache):
+    cache.mkdir(parents=True)
+    mine, recent, old = (cache / f"{name}.jsa" for name in (KEY, "jvm-classes-recent", "jvm-classes-old"))
+    for path in (mine, recent, old):
+        path.write_bytes(b"x")
+    month = time.time() - jvmclasses.UNUSED_SECONDS - 1
+    for path in (mine, old):
+        os.utime(path, (month, month))
+    assert class_archive("java").using == mine
+    assert mine.stat().st_mtime > month  # used now: its time is renewed
+    assert sorted(p.name for p in cache.iterdir()) == [f"{KEY}.jsa", "jvm-classes-recent.jsa"]
+
+
 def test_a_full_or_read_only_cache_starts_the_jvm_as_before(cache, monkeypatch):
     monkeypatch.setattr(jvmclasses.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=1 << 20))
     assert class_archive("java").options == ""

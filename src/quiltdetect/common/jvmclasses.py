@@ -22,6 +22,7 @@ with it is started again without it, and the archive is deleted (``session.build
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -37,6 +38,7 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 WRITTEN = "Written dynamic archive"  # the JVM's log line once the archive is complete
 STALE_SECONDS = 86_400.0  # a writer's log not touched for a day: its pid was reused
 MIN_FREE_BYTES = 1 << 30  # the archive is ~170 MB; no archive is started on a fuller disk
+UNUSED_SECONDS = 30 * 86_400.0  # another key's archive no run has used for 30 days is deleted
 
 
 def cache_dir() -> Path | None:
@@ -135,6 +137,15 @@ def settle(directory: Path, key: str, now: float | None = None) -> tuple[Path | 
     return (final if final.is_file() and final.stat().st_size > 0 else None), dumping
 
 
+def prune(directory: Path, key: str, now: float | None = None) -> None:
+    """Delete the archives of other keys (another Java, Spark or virtualenv) unused for
+    ``UNUSED_SECONDS``: each is ~170 MB, and an upgrade leaves the old one behind."""
+    now = time.time() if now is None else now
+    for old in directory.glob("jvm-classes-*.jsa"):
+        if old.name != f"{key}.jsa" and now - old.stat().st_mtime > UNUSED_SECONDS:
+            old.unlink(missing_ok=True)
+
+
 def class_archive(java: str, extra_classpath: str = "") -> ClassArchive:
     """The Java options for a driver JVM about to start: map the archive, or write it at exit.
 
@@ -148,7 +159,10 @@ def class_archive(java: str, extra_classpath: str = "") -> ClassArchive:
         directory.mkdir(parents=True, exist_ok=True)
         key = archive_key(java, extra_classpath)
         final, dumping = settle(directory, key)
+        prune(directory, key)
         if final is not None:
+            with contextlib.suppress(OSError):  # another user's archive: used all the same
+                os.utime(final)  # its time says when a run last used it (see prune)
             crash = directory / "hs_err_pid%p.log"  # not in the user's working directory
             return ClassArchive(f"-XX:SharedArchiveFile={final} {QUIET} -XX:ErrorFile={crash}", using=final)
         if dumping or shutil.disk_usage(directory).free < MIN_FREE_BYTES or not os.access(directory, os.W_OK):
