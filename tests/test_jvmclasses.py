@@ -15,6 +15,7 @@ import types
 from pathlib import Path
 
 import pytest
+from test_cli import _Builder as RecordingBuilder
 from tiers import extended
 
 from quiltdetect.common import jvmclasses, session
@@ -131,28 +132,19 @@ def test_a_full_or_read_only_cache_starts_the_jvm_as_before(cache, monkeypatch):
     assert class_archive("java").options == ""
 
 
-class _Builder:
+class _Builder(RecordingBuilder):
     """SparkSession.builder's stand-in: the first start with an archive fails as a crashed JVM does."""
 
     def __init__(self) -> None:
-        self.conf: dict[str, str] = {}
+        super().__init__()
         self.starts: list[str] = []
 
-    def appName(self, name: str) -> _Builder:  # noqa: N802 (Spark's name)
-        return self
-
-    def config(self, key: str, value: str) -> _Builder:
-        self.conf[key] = value
-        return self
-
-    def getOrCreate(self) -> types.SimpleNamespace:  # noqa: N802
+    def getOrCreate(self) -> types.SimpleNamespace:  # noqa: N802 (Spark's name)
         options = self.conf.get(session.JAVA_OPTIONS, "")
         self.starts.append(options)
         if "SharedArchiveFile" in options:
             raise session.PySparkRuntimeError(errorClass="JAVA_GATEWAY_EXITED", messageParameters={})
-        context = types.SimpleNamespace(defaultParallelism=2, setLogLevel=lambda level: None, uiWebUrl=None)
-        settings = types.SimpleNamespace(get=lambda key, default=None: "8", set=lambda key, value: None)
-        return types.SimpleNamespace(conf=settings, sparkContext=context)
+        return super().getOrCreate()
 
 
 def test_a_jvm_that_crashes_on_its_archive_is_started_again_without_it(cache, monkeypatch):
