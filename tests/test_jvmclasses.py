@@ -133,7 +133,7 @@ def test_a_full_or_read_only_cache_starts_the_jvm_as_before(cache, monkeypatch):
 
 
 class _Builder(RecordingBuilder):
-    """SparkSession.builder's stand-in: the first start with an archive fails as a crashed JVM does."""
+    """SparkSession.builder's stand-in: a start with archive options fails as a crashed JVM does."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -142,25 +142,54 @@ class _Builder(RecordingBuilder):
     def getOrCreate(self) -> types.SimpleNamespace:  # noqa: N802 (Spark's name)
         options = self.conf.get(session.JAVA_OPTIONS, "")
         self.starts.append(options)
-        if "SharedArchiveFile" in options:
+        if "SharedArchiveFile" in options or "ArchiveClassesAtExit" in options:
             raise session.PySparkRuntimeError(errorClass="JAVA_GATEWAY_EXITED", messageParameters={})
         return super().getOrCreate()
 
 
-def test_a_jvm_that_crashes_on_its_archive_is_started_again_without_it(cache, monkeypatch):
-    cache.mkdir(parents=True)
-    (cache / f"{KEY}.jsa").write_bytes(b"damaged")
+def _build(monkeypatch) -> _Builder:
     builder = _Builder()
     monkeypatch.setattr(session.SparkSession, "builder", builder)
     monkeypatch.setattr(session.SparkContext, "_gateway", None)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     monkeypatch.setattr(session, "check_java", lambda: 17)
     session.build_session("t", {session.JAVA_OPTIONS: "-XX:TieredStopAtLevel=1"}, local=True)
-    assert builder.starts == [
+    return builder
+
+
+def test_a_jvm_that_crashes_on_its_archive_is_started_again_without_it(cache, monkeypatch):
+    cache.mkdir(parents=True)
+    (cache / f"{KEY}.jsa").write_bytes(b"damaged")
+    assert _build(monkeypatch).starts == [
         f"-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile={cache}/{KEY}.jsa -Xlog:cds=off -Xlog:cds+dynamic=off "
         f"-XX:ErrorFile={cache}/hs_err_pid%p.log",
         "-XX:TieredStopAtLevel=1"]
-    assert not (cache / f"{KEY}.jsa").exists()  # the next run writes a new one
+    assert not (cache / f"{KEY}.jsa").exists()
+    assert "did not start with: -XX:SharedArchiveFile" in (cache / f"{KEY}.failed").read_text()
+    # The next runs start without archive options, for a week, rather than fail once each.
+    assert _build(monkeypatch).starts == ["-XX:TieredStopAtLevel=1"]
+    week = time.time() - jvmclasses.FAILED_SECONDS - 1
+    os.utime(cache / f"{KEY}.failed", (week, week))
+    assert class_archive("java").writing is not None
+
+
+def test_a_java_that_cannot_write_an_archive_starts_without_one(cache, monkeypatch, tmp_path):
+    # A JVM refuses -XX:ArchiveClassesAtExit without the JDK's own base archive (some builds
+    # ship none) or with -Xshare:off: known beforehand, no option is added ...
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text("#!/bin/sh\n")
+    (tmp_path / "jdk" / "lib" / "server").mkdir(parents=True)
+    assert jvmclasses.base_archive_missing(str(java))
+    assert class_archive(str(java)).options == ""
+    (tmp_path / "jdk" / "lib" / "server" / "classes.jsa").write_bytes(b"base")
+    assert class_archive(str(java)).writing is not None
+    assert class_archive(str(java), java_options="-XX:TieredStopAtLevel=1 -Xshare:off").options == ""
+    # ... and any other refusal costs one start: the run goes on without, and a note stops retries.
+    monkeypatch.setattr(jvmclasses, "base_archive_missing", lambda java: False)
+    starts = _build(monkeypatch).starts
+    assert "-XX:ArchiveClassesAtExit=" in starts[0] and starts[1:] == ["-XX:TieredStopAtLevel=1"]
+    assert (cache / f"{KEY}.failed").is_file()
 
 
 _START = """
@@ -212,4 +241,4 @@ def test_real_jvms_write_the_archive_once_then_map_it(tmp_path):
     third = start()
     assert "did not start with its class archive" in third.stderr
     assert f" {final}" not in third.stdout
-    assert not final.exists()
+    assert not final.exists() and (cache / f"{key}.failed").is_file()

@@ -17,7 +17,8 @@ an archive is being dumped run without one.
 ``QUILTDETECT_JVM_CACHE`` names the directory (default ``$XDG_CACHE_HOME/quiltdetect``, else
 ``~/.cache/quiltdetect``); ``QUILTDETECT_JVM_CACHE=off`` turns the archive off. A JVM that
 cannot use an archive (another Java, another class path) ignores it; one that fails to start
-with it is started again without it, and the archive is deleted (``session.build_session``).
+with these options is started again without them, the archive is deleted and a note
+(``<key>.failed``) keeps the runs of the next week from trying again (``session.build_session``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ WRITTEN = "Written dynamic archive"  # the JVM's log line once the archive is co
 STALE_SECONDS = 86_400.0  # a writer's log not touched for a day: its pid was reused
 MIN_FREE_BYTES = 1 << 30  # the archive is ~170 MB; no archive is started on a fuller disk
 UNUSED_SECONDS = 30 * 86_400.0  # another key's archive no run has used for 30 days is deleted
+FAILED_SECONDS = 7 * 86_400.0  # after a JVM failed to start with the options, none for a week
 
 
 def cache_dir() -> Path | None:
@@ -93,10 +95,21 @@ class ClassArchive:
     using: Path | None = None
     writing: Path | None = None
 
-    def discard(self) -> None:
-        """Delete the archive this start used (it failed to start with it)."""
-        if self.using is not None:
-            self.using.unlink(missing_ok=True)
+    def failed(self, why: str) -> None:
+        """The JVM did not start with these options and did without: delete the archive it was
+        to map, and leave a note that keeps the next week's runs from trying again."""
+        path = self.using or self.writing
+        if path is None:
+            return
+        with contextlib.suppress(OSError):
+            if self.using is not None:
+                self.using.unlink(missing_ok=True)
+            failed_note(path).write_text(why + "\n")
+
+
+def failed_note(path: Path) -> Path:
+    """``<key>.failed`` beside the archive (``<key>.jsa``) or its part (``<key>.<pid>.part``)."""
+    return path.parent / (path.name.split(".")[0] + ".failed")
 
 
 def settle(directory: Path, key: str, now: float | None = None) -> tuple[Path | None, bool]:
@@ -146,18 +159,30 @@ def prune(directory: Path, key: str, now: float | None = None) -> None:
             old.unlink(missing_ok=True)
 
 
-def class_archive(java: str, extra_classpath: str = "") -> ClassArchive:
+def base_archive_missing(java: str) -> bool:
+    """True when this Java has no default class archive of its own (some builds ship none):
+    such a JVM refuses to start with ``-XX:ArchiveClassesAtExit`` ("DynamicDumpSharedSpaces is
+    unsupported when base CDS archive is not loaded")."""
+    server = Path(os.path.realpath(java)).parent.parent / "lib" / "server"
+    return server.is_dir() and not any((server / name).is_file() for name in ("classes.jsa", "classes_nocoops.jsa"))
+
+
+def class_archive(java: str, extra_classpath: str = "", java_options: str = "") -> ClassArchive:
     """The Java options for a driver JVM about to start: map the archive, or write it at exit.
 
-    Never raises for a cache it cannot use (no home, read-only, full disk): the run then
-    starts as it would without one.
+    ``java_options``: the options the JVM starts with otherwise (``-Xshare:off`` there means no
+    archive). Never raises for a cache it cannot use (no home, read-only, full disk): the run
+    then starts as it would without one.
     """
     directory = cache_dir()
-    if directory is None:
+    if directory is None or "-Xshare:off" in java_options.split():
         return ClassArchive("")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         key = archive_key(java, extra_classpath)
+        note = directory / f"{key}.failed"
+        if note.is_file() and time.time() - note.stat().st_mtime < FAILED_SECONDS:
+            return ClassArchive("")
         final, dumping = settle(directory, key)
         prune(directory, key)
         if final is not None:
@@ -165,7 +190,7 @@ def class_archive(java: str, extra_classpath: str = "") -> ClassArchive:
                 os.utime(final)  # its time says when a run last used it (see prune)
             crash = directory / "hs_err_pid%p.log"  # not in the user's working directory
             return ClassArchive(f"-XX:SharedArchiveFile={final} {QUIET} -XX:ErrorFile={crash}", using=final)
-        if dumping or shutil.disk_usage(directory).free < MIN_FREE_BYTES or not os.access(directory, os.W_OK):
+        if dumping or base_archive_missing(java) or shutil.disk_usage(directory).free < MIN_FREE_BYTES or not os.access(directory, os.W_OK):
             return ClassArchive("")
         part = directory / f"{key}.{os.getpid()}.part"  # the JVM is a child: its pid is not known yet
         log = directory / f"{key}.{os.getpid()}.jvm%p.log"  # %p: the JVM's pid (see _writers)

@@ -109,7 +109,9 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
     if local:
         if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
             check_java()  # no JVM in this process yet: the builder below starts it
-            archive = class_archive(java_executable(), str(spark_conf.get("spark.driver.extraClassPath") or ""))
+            archive = class_archive(java_executable(), str(spark_conf.get("spark.driver.extraClassPath") or ""),
+                                    " ".join(str(spark_conf.get(f"spark.driver.{k}JavaOptions") or "")
+                                             for k in ("default", "extra")))
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
@@ -134,13 +136,14 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
     try:
         spark = builder.getOrCreate()
     except PySparkRuntimeError as exc:
-        if archive.using is None or exc.getCondition() != "JAVA_GATEWAY_EXITED":
+        if not archive.options or exc.getCondition() != "JAVA_GATEWAY_EXITED":
             raise
-        # A JVM that cannot use an archive ignores it; one that crashes on it (a damaged file)
-        # is started again without it, and the archive goes (the next run writes a new one).
-        progress.warning("the JVM did not start with its class archive %s; starting it without", archive.using)
+        # A JVM that cannot use an archive ignores it; one that does not start with the options
+        # (a damaged archive, a Java that cannot write one) is started again without them.
+        progress.warning("the JVM did not start with its class archive (%s); starting it without",
+                         archive.using or archive.writing)
         spark = builder.config(JAVA_OPTIONS, own_options).getOrCreate()
-        archive.discard()
+        archive.failed(f"the JVM did not start with: {archive.options}")
     if spark.conf.get(MIN_SPLITS, None) is None:
         # Scans in at least 4 splits per core, so one large file does not leave cores idle.
         spark.conf.set(MIN_SPLITS, str(4 * spark.sparkContext.defaultParallelism))
