@@ -173,6 +173,22 @@ def test_a_jvm_that_crashes_on_its_archive_is_started_again_without_it(cache, mo
     assert class_archive("java").writing is not None
 
 
+def test_the_run_that_writes_the_archive_says_so(cache, monkeypatch, caplog):
+    """A java process left running for ~10 s after the command returned deserves one line."""
+    monkeypatch.setattr(session.SparkSession, "builder", RecordingBuilder())
+    monkeypatch.setattr(session.SparkContext, "_gateway", None)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setattr(session, "check_java", lambda: 17)
+    with caplog.at_level("INFO", logger="quiltdetect.progress"):
+        session.build_session("t", {}, local=True)
+    assert f"the JVM writes its class archive to {cache} as it exits" in caplog.text
+    (cache / f"{KEY}.jsa").write_bytes(b"whole")
+    caplog.clear()
+    with caplog.at_level("INFO", logger="quiltdetect.progress"):
+        session.build_session("t", {}, local=True)
+    assert "class archive" not in caplog.text
+
+
 def test_a_java_that_cannot_write_an_archive_starts_without_one(cache, monkeypatch, tmp_path):
     # A JVM refuses -XX:ArchiveClassesAtExit without the JDK's own base archive (some builds
     # ship none) or with -Xshare:off: known beforehand, no option is added ...

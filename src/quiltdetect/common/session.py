@@ -150,4 +150,7 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
     spark.sparkContext.setLogLevel(str(level))
     if local and spark.sparkContext.uiWebUrl:
         progress.info("Spark UI: %s (while the run lasts)", spark.sparkContext.uiWebUrl)
+    if archive.writing is not None:
+        progress.info("the JVM writes its class archive to %s as it exits, for ~10 s after this run "
+                      "(once: later runs start sooner; QUILTDETECT_JVM_CACHE=off to skip)", archive.writing.parent)
     return spark
