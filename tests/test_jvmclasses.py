@@ -189,7 +189,7 @@ def test_the_run_that_writes_the_archive_says_so(cache, monkeypatch, caplog):
     assert "class archive" not in caplog.text
 
 
-def test_a_java_that_cannot_write_an_archive_starts_without_one(cache, monkeypatch, tmp_path):
+def test_a_java_that_cannot_write_an_archive_starts_without_one(cache, monkeypatch, tmp_path, caplog):
     # A JVM refuses -XX:ArchiveClassesAtExit without the JDK's own base archive (some builds
     # ship none) or with -Xshare:off: known beforehand, no option is added ...
     java = tmp_path / "jdk" / "bin" / "java"
@@ -203,7 +203,10 @@ def test_a_java_that_cannot_write_an_archive_starts_without_one(cache, monkeypat
     assert class_archive(str(java), java_options="-XX:TieredStopAtLevel=1 -Xshare:off").options == ""
     # ... and any other refusal costs one start: the run goes on without, and a note stops retries.
     monkeypatch.setattr(jvmclasses, "base_archive_missing", lambda java: False)
-    starts = _build(monkeypatch).starts
+    with caplog.at_level("INFO", logger="quiltdetect.progress"):
+        starts = _build(monkeypatch).starts
+    assert "did not start with its class archive" in caplog.text
+    assert "writes its class archive" not in caplog.text  # it does not: it started without
     assert "-XX:ArchiveClassesAtExit=" in starts[0] and starts[1:] == ["-XX:TieredStopAtLevel=1"]
     assert (cache / f"{KEY}.failed").is_file()
 

@@ -144,6 +144,7 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
                          archive.using or archive.writing)
         spark = builder.config(JAVA_OPTIONS, own_options).getOrCreate()
         archive.failed(f"the JVM did not start with: {archive.options}")
+        archive = ClassArchive("")
     if spark.conf.get(MIN_SPLITS, None) is None:
         # Scans in at least 4 splits per core, so one large file does not leave cores idle.
         spark.conf.set(MIN_SPLITS, str(4 * spark.sparkContext.defaultParallelism))
