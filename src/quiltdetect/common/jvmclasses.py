@@ -190,10 +190,12 @@ def class_archive(java: str, extra_classpath: str = "", java_options: str = "") 
                 os.utime(final)  # its time says when a run last used it (see prune)
             crash = directory / "hs_err_pid%p.log"  # not in the user's working directory
             return ClassArchive(f"-XX:SharedArchiveFile={final} {QUIET} -XX:ErrorFile={crash}", using=final)
-        if dumping or base_archive_missing(java) or shutil.disk_usage(directory).free < MIN_FREE_BYTES or not os.access(directory, os.W_OK):
+        cannot_write = (base_archive_missing(java) or shutil.disk_usage(directory).free < MIN_FREE_BYTES
+                        or not os.access(directory, os.W_OK))
+        if dumping or cannot_write:
             return ClassArchive("")
         part = directory / f"{key}.{os.getpid()}.part"  # the JVM is a child: its pid is not known yet
-        log = directory / f"{key}.{os.getpid()}.jvm%p.log"  # %p: the JVM's pid (see _writers)
+        log = directory / f"{key}.{os.getpid()}.jvm%p.log"  # %p: the JVM's pid (see _pids)
         return ClassArchive(f"-XX:ArchiveClassesAtExit={part} {QUIET} -Xlog:cds+dynamic=info:file={log}",
                             writing=part)
     except OSError:
