@@ -1,4 +1,9 @@
-"""Shared fixtures: one local[2] Spark session for the whole run, and the shared data path."""
+"""Shared fixtures: one local[2] Spark session per test process, and the shared data path.
+
+pytest runs the tests in worker processes (pytest-xdist, ``-n auto`` in pyproject.toml): most
+tests are small Spark jobs whose driver and JVM wait on each other, so two processes keep two
+cores busier than one. Each worker builds its own session on first use.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,40 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Each worker is a Spark JVM (2 GB heap) running local[2]; more workers than cores only queue.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """What ``-n auto`` means here: one worker per core, at most MAX_WORKERS
+    (``PYTEST_XDIST_AUTO_NUM_WORKERS`` overrides, ``-n 0`` runs in this process)."""
+    given = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if given:
+        return int(given)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cores))
+
+
+# Modules whose tests share an expensive module fixture (a packed environment and a standalone
+# cluster, about 170 s; a built and installed wheel): all their tests go to one worker.
+WHOLE_MODULES = ("test_deploy_cluster.py", "test_deploy_wheel.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """The default ``--dist load``, except that the tests of WHOLE_MODULES go to one worker
+    together (xdist's own ``loadgroup`` marks do not group under pytest 9.2: it renames node ids
+    through an attribute pytest no longer reads). Any other ``--dist`` is xdist's."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduler(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module.rsplit("/", 1)[-1] in WHOLE_MODULES else nodeid
+
+    return Scheduler(config, log)
 
 
 def shared_data() -> Path | None:

@@ -16,6 +16,9 @@
   second and third examples per setting (each example is 8-20 corpora in one run).
 * ``deploy`` (``pytest -m deploy``, needs the ``cluster`` and ``airflow`` extras): every job on a
   standalone cluster, and the Airflow DAG.
+
+Every tier runs in a worker process per core (pytest-xdist, ``-n auto``; ``conftest.py`` says how
+tests are shared out), so a tier's time is about its longest worker's.
 """
 
 from __future__ import annotations
