@@ -28,7 +28,11 @@ In the same run it also times
   reuse discover, mwo index and mwo join at t = 0.8, the sweep's default grid;
 * ``--cap X``: each of those stopped once it has run X times its goal (``goal_ratio``: the scale
   issue's multiple of the quilt job's time at the same size), recorded under ``stopped`` with
-  the Spark jobs it was in, so that one job far over its goal cannot hold up the whole run.
+  the Spark jobs it was in and the seconds of each stage it got through, so that one job far
+  over its goal cannot hold up the whole run; ``--drop-outputs`` deletes each job's output once
+  its figures are read (every analysis at 1,000,000 pages leaves more than 34 GB);
+* ``plot A.json B.json --png X.png``: one plot of time against N from several runs' JSON
+  (stopped jobs drawn as open triangles: at least that long).
 
 Load on this shared 2-core machine varies; every record carries ``uptime``'s load averages.
 """
@@ -430,50 +434,87 @@ def run_one(args: argparse.Namespace) -> None:
 
 
 class Stopped(Exception):
-    """A child run stopped at its time cap; ``progress`` is what its Spark UI showed then."""
+    """A child run stopped at its time cap; ``progress`` and ``stage_seconds`` are what its
+    Spark UI showed then (``spark_progress``)."""
 
-    def __init__(self, seconds: float, progress: list[dict]):
+    def __init__(self, seconds: float, progress: list[dict], stage_seconds: dict[str, float]):
         super().__init__(f"stopped after {seconds:.0f} s")
-        self.seconds, self.progress = seconds, progress
+        self.seconds, self.progress, self.stage_seconds = seconds, progress, stage_seconds
 
 
-def spark_progress(port: int = 4040) -> list[dict]:
-    """The jobs a running local Spark application is in (description, tasks done of all), from
-    its UI: where a run was when it was stopped. Empty when no UI answers."""
+def spark_progress(port: int = 4040) -> tuple[list[dict], dict[str, float]]:
+    """Where a running local Spark application is, from its UI: the jobs it is in (description,
+    tasks done of all), and the wall seconds each job stage (``<job>: <stage> - ...``) had
+    taken so far, from its first job's submission to its last job's end (or now, when one
+    still runs). What a run stopped at its cap got through. Empty when no UI answers."""
     base = f"http://localhost:{port}"
     try:
         app = _rest(base, "/applications")[0]["id"]
-        jobs = _rest(base, f"/applications/{app}/jobs?status=running")
+        jobs = _rest(base, f"/applications/{app}/jobs")
     except (OSError, ValueError, IndexError, KeyError):
-        return []
-    return [{"job": (j.get("description") or j["name"])[:120], "tasks_done": j["numCompletedTasks"],
-             "tasks": j["numTasks"]} for j in jobs]
+        return [], {}
+    running = [{"job": (j.get("description") or j["name"])[:120], "tasks_done": j["numCompletedTasks"],
+                "tasks": j["numTasks"]} for j in jobs if j.get("status") == "RUNNING"]
+    spans: dict[str, list[float]] = {}
+    now = time.time()
+    for j in jobs:
+        desc = j.get("description") or ""
+        if ": " not in desc or "submissionTime" not in j:
+            continue
+        stage = desc.split(": ", 1)[1].split(" - ", 1)[0]
+        start = _time(j["submissionTime"])
+        end = _time(j["completionTime"]) if j.get("completionTime") else now
+        span = spans.setdefault(stage, [start, end])
+        span[0], span[1] = min(span[0], start), max(span[1], end)
+    return running, {k: round(b - a, 1) for k, (a, b) in sorted(spans.items(), key=lambda kv: kv[1][0])}
 
 
 def child(mode: str, input_path: Path, output: Path, json_path: Path, opts: argparse.Namespace,
           previous: Path | None = None, cap: float | None = None) -> dict:
     """One measured run in its own process (``one``); with ``cap`` seconds, stopped there
-    (the process group killed, after reading where its Spark UI was): ``Stopped``."""
+    (the process group killed, after reading where its Spark UI was): ``Stopped``.
+
+    Its Spark scratch (shuffle files, spills, cached blocks) goes to a folder of its own beside
+    the output, removed when the child ends, however it ends: a killed JVM cannot delete its
+    own, and three stopped million-page runs left 23 GB of it in /tmp. A ``SPARK_LOCAL_DIRS``
+    or ``spark.local.dir`` of the caller's is used as it is."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "one", "--mode", mode, "--input", str(input_path),
            "--output", str(output), "--json", str(json_path), "--driver-memory", opts.driver_memory]
     if previous is not None:
         cmd += ["--previous", str(previous)]
     for item in opts.set:
         cmd += ["--set", item]
+    env = dict(os.environ)
+    scratch = None
+    if "SPARK_LOCAL_DIRS" not in env and not any(item.startswith("spark.local.dir=") for item in opts.set):
+        scratch = output.parent / f"{output.name}.scratch"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        env["SPARK_LOCAL_DIRS"] = str(scratch)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, start_new_session=True)  # its own group: the JVM and workers go with it
     try:
-        status = proc.wait(timeout=cap)
-    except subprocess.TimeoutExpired:
-        progress = spark_progress()
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise Stopped(time.perf_counter() - t0, progress) from None
+        proc = subprocess.Popen(cmd, start_new_session=True, env=env)  # its own group: the JVM and workers go with it
+        try:
+            status = proc.wait(timeout=cap)
+        except subprocess.TimeoutExpired:
+            progress, stage_seconds = spark_progress()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise Stopped(time.perf_counter() - t0, progress, stage_seconds) from None
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     if status != 0:
         raise subprocess.CalledProcessError(status, cmd)
     res = json.loads(json_path.read_text())
     res["process_seconds"] = round(time.perf_counter() - t0, 3)
     return res
+
+
+def dropped(args: argparse.Namespace, output: Path) -> None:
+    """With ``--drop-outputs``, delete a job's output once its figures are read (its JSON stays)."""
+    if args.drop_outputs:
+        shutil.rmtree(output, ignore_errors=True)
 
 
 def goal_ratio(mode: str) -> float | None:
@@ -547,14 +588,24 @@ def plot(results: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(8.6, 4.2))
     labels = {"naive": "straightforward port (fig. 5)", "neardup-henzinger": "neardup, henzinger-calibrated",
               "mwo-join": "mwo join, t = 0.8"}
+    stopped_label = "stopped at its cap (at least this long)"
     for key in dict.fromkeys(["quilts", "naive", *JOB_MODES]):
         label = labels.get(key, " ".join(w for w in JOB_MODES.get(key, [key]) if not w.startswith("-") and w != "0"))
         pts = sorted((r["pages"], r["seconds"]) for r in results["runs"] if r["mode"] == key)
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=label)
+        stops = sorted((r["pages"], r["seconds"]) for r in results.get("stopped", []) if r["mode"] == key)
+        if not pts and not stops:
+            continue
+        line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=label if pts else None)
+        if stops:  # a lower bound, joined to the finished sizes by a dashed line
+            joined = sorted([pts[-1], *stops]) if pts else stops
+            ax.plot([p[0] for p in joined], [p[1] for p in joined], "--", color=line.get_color())
+            ax.plot([p[0] for p in stops], [p[1] for p in stops], "^", mfc="none", color=line.get_color(),
+                    label=None if pts else label)
+    if results.get("stopped"):
+        ax.plot([], [], "^", mfc="none", color="black", label=stopped_label)
     pts = sorted((r["pages"], r["seconds"]) for r in results["runs"] if r["mode"] == "quilts")
     if pts:
         n0, t0 = pts[0]
@@ -564,7 +615,7 @@ def plot(results: dict, path: Path) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     ax.set_title("time against corpus size, each job in its own process")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -633,6 +684,9 @@ def main() -> None:
     one.add_argument("--driver-memory", default=None, help="the JVM heap (default: the shipped default)")
     one.add_argument("--set", action="append", default=[])
     one.add_argument("--previous", default=None, help="update this finished quilt run (incremental)")
+    drawn = sub.add_parser("plot", help="one plot of time against N from several runs' JSON")
+    drawn.add_argument("results", type=Path, nargs="+")
+    drawn.add_argument("--png", type=Path, required=True)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 25000, 100000])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--vocabulary", choices=["prose", "open"], default="prose",
@@ -654,6 +708,9 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=0.0,
                     help="stop an analysis at this many times its goal ratio to the quilt job of the same "
                          "size (goal_ratio) and record where it was; 0 = never (needs the quilts row)")
+    ap.add_argument("--drop-outputs", action="store_true",
+                    help="delete each job's output once its row is recorded (the JSON figures stay): "
+                         "every analysis at 1,000,000 pages leaves more than 34 GB")
     ap.add_argument("--skip", choices=list(JOB_MODES), action="append", default=[],
                     help="leave out this job of an --only group (repeatable), e.g. --only mwo --skip mwo-join")
     ap.add_argument("--only", choices=[*ONLY_GROUPS, "naive", "kernel", "warc", "skew", "incremental"],
@@ -668,6 +725,14 @@ def main() -> None:
         args.driver_memory = local_spark_defaults()["spark.driver.memory"]
     if args.cmd == "one":
         run_one(args)
+        return
+    if args.cmd == "plot":
+        merged: dict = {"runs": [], "stopped": []}
+        for path in args.results:
+            one_run = json.loads(path.read_text())
+            merged["runs"] += one_run.get("runs", [])
+            merged["stopped"] += one_run.get("stopped", [])
+        plot(merged, args.png)
         return
     args.work.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -695,6 +760,7 @@ def main() -> None:
         if "quilts" in only:
             res = child("quilts", path, args.work / f"q{n}", args.work / f"q{n}.json", args)
             record(f"quilts parquet {n}", "quilts", meta, res)
+            dropped(args, args.work / f"q{n}")
         for group, modes in ONLY_GROUPS.items():
             if group == "quilts" or group not in only:
                 continue
@@ -710,7 +776,8 @@ def main() -> None:
                     results.setdefault("stopped", []).append({
                         "mode": mode, "pages": meta["pages"], "seconds": round(stop.seconds, 1),
                         "cap_seconds": round(cap, 1), "goal_ratio": goal_ratio(mode),
-                        "quilts_seconds": quilts[0], "running": stop.progress})
+                        "quilts_seconds": quilts[0], "running": stop.progress,
+                        "stage_seconds": stop.stage_seconds})
                     out_json.write_text(json.dumps(results, indent=2))
                     print(f"{mode} parquet {n}: stopped at {stop.seconds:.0f} s ({args.cap:g} x its goal of "
                           f"{goal_ratio(mode):g} x quilts), in {stop.progress}", flush=True)
@@ -722,6 +789,8 @@ def main() -> None:
                     out_json.write_text(json.dumps(results, indent=2))
                     print(f"{mode} parquet {n}: failed with exit status {exc.returncode}", flush=True)
                     continue
+                finally:
+                    dropped(args, args.work / f"{mode}{n}")
                 record(f"{mode} parquet {n}", mode, meta, res)
         if "naive" in only and n <= args.port_max:
             res = child("naive", path, args.work / f"naive{n}", args.work / f"naive{n}.json", args)
