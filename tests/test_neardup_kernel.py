@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quiltdetect.kernel.grams import fmix64
+from quiltdetect.kernel.grams import fmix64, gram_fingerprints
 from quiltdetect.neardup import calibrate as cal
 from quiltdetect.neardup import lsh
 from quiltdetect.neardup.config import NearDupConfig
@@ -18,7 +18,7 @@ from quiltdetect.neardup.fingerprints import (
     shingle_set,
 )
 from quiltdetect.neardup.pairs import long_lists
-from quiltdetect.neardup.shingles import shingles
+from quiltdetect.neardup.shingles import circular_shingles_batch, shingles
 from quiltdetect.neardup.simhash import (
     N_BITS,
     SIMHASH_SEEDS,
@@ -33,7 +33,10 @@ from quiltdetect.neardup.supershingles import (
     MINHASH_MULTIPLIERS,
     MINHASH_SEEDS,
     b_similarity,
+    batch_minvalues,
     minvalues,
+    odd_inverses,
+    preimages,
     supershingles,
     supershingles_of,
 )
@@ -100,6 +103,52 @@ def test_minvalues_chunked_equal_one_block(monkeypatch):
     whole = minvalues(s)
     monkeypatch.setattr("quiltdetect.neardup.supershingles.CHUNK", 7)
     assert np.array_equal(minvalues(s), whole)
+
+
+@given(st.lists(st.lists(st.integers(0, 5), max_size=14), max_size=8), st.integers(1, 7))
+@settings(max_examples=80, deadline=None)
+def test_circular_shingles_batch_equal_one_text_at_a_time(texts, k):
+    per_text = [np.array(t, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) for t in texts]
+    hashes = np.concatenate([np.empty(0, np.uint64), *per_text])
+    got = circular_shingles_batch(hashes, np.array([len(t) for t in texts]), k)
+    expected = [gram_fingerprints(np.resize(h, h.shape[0] + k - 1), k) for h in per_text if h.shape[0]]
+    assert np.array_equal(got, np.concatenate([np.empty(0, np.uint64), *expected]))  # circle order
+    at = 0
+    for h in per_text:  # and as sets, the near-duplicate shingles with wrap
+        assert np.array_equal(np.unique(got[at : at + h.shape[0]]), shingles(h, k, wrap=True))
+        at += h.shape[0]
+    with pytest.raises(ValueError, match="k must be"):
+        circular_shingles_batch(hashes, np.array([len(t) for t in texts]), 0)
+
+
+@pytest.mark.parametrize("block", [7, 8192])
+def test_batch_minvalues_equal_one_set_at_a_time(monkeypatch, block):
+    rng = np.random.default_rng(5)
+    counts = np.array([1, 3, 300, 2, 9000, 40, 1, 5000, 7])  # > 8192 alone; < 7 shared
+    values = rng.integers(0, 2**64, size=int(counts.sum()), dtype=np.uint64)
+    values[1:4] = values[1]  # repeats do not change a minimum
+    monkeypatch.setattr("quiltdetect.neardup.supershingles.BATCH_BLOCK", block)
+    got = batch_minvalues(values, counts)
+    ends = np.cumsum(counts)
+    assert got.shape == (9, 84)
+    for row, start, end in zip(got, ends - counts, ends, strict=True):
+        assert np.array_equal(row, minvalues(values[start:end]))
+    assert batch_minvalues(values[:0], np.array([], dtype=np.int64)).shape == (0, 84)
+    with pytest.raises(ValueError, match="non-empty"):
+        batch_minvalues(values[:3], np.array([3, 0]))
+
+
+@given(st.lists(u64, min_size=1, max_size=50))
+@settings(max_examples=30, deadline=None)
+def test_preimages_invert_every_selector(values):
+    x = np.array(values, dtype=np.uint64)[:, None]
+    inverses = odd_inverses(MINHASH_MULTIPLIERS)
+    with np.errstate(over="ignore"):
+        assert np.all(inverses * MINHASH_MULTIPLIERS == np.uint64(1))
+        hashed = (x ^ MINHASH_SEEDS) * MINHASH_MULTIPLIERS
+    assert np.array_equal(preimages(hashed, MINHASH_SEEDS, inverses), np.broadcast_to(x, hashed.shape))
+    with pytest.raises(ValueError, match="odd"):
+        odd_inverses(np.array([3, 4], dtype=np.uint64))
 
 
 def test_supershingles_batch_equals_one_at_a_time():

@@ -7,12 +7,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quiltdetect.kernel.words import word_hashes
+from quiltdetect.kernel.words import batch_word_hashes, word_hashes
 from quiltdetect.neardup.shingles import shingles
 from quiltdetect.neardup.supershingles import minvalues, supershingles
 from quiltdetect.phrases.covering import greedy_covering_set
 from quiltdetect.phrases.reference import circle, fingerprint, select_phrases
-from quiltdetect.phrases.sampling import phrase_texts, sample, select, selectors
+from quiltdetect.phrases.sampling import (
+    phrase_texts,
+    sample,
+    sample_batch,
+    sample_hashes,
+    select,
+    selectors,
+)
 
 TEXT = "The quick brown fox jumps over the lazy dog, and the dog sleeps on."
 
@@ -62,6 +69,24 @@ def test_sample_equals_reference_selection(tokens, k):
     assert s.shingles.tolist() == [fingerprint(p) for p in chosen]
     # every selected fingerprint maps back to its words
     assert phrase_texts(text, k, s.shingles.view(np.int64).tolist()) == [" ".join(p) for p in chosen]
+
+
+@given(st.lists(st.one_of(st.none(), st.lists(st.sampled_from(["a", "b", "c", "dog", "-", "9"]), max_size=30)
+                          .map(" ".join)), max_size=12), st.integers(1, 6), st.sampled_from([1, 10, 84, 100]))
+@settings(max_examples=60, deadline=None)
+def test_sample_batch_equals_one_text_at_a_time(texts, k, m):
+    hashes, counts = batch_word_hashes(texts)
+    table = selectors(m)
+    got = sample_batch(hashes, counts, k, m, table)
+    ends = np.cumsum(counts)
+    expected = [(i, sample_hashes(hashes[e - c : e], k, m, table)) for i, (c, e) in enumerate(zip(counts, ends, strict=True))]
+    expected = [(i, s) for i, s in expected if s is not None]  # texts without words are left out
+    assert got.rows.tolist() == [i for i, _ in expected]
+    assert got.shingles.shape == (len(expected), m) and got.supershingles.shape == (len(expected), 6)
+    for row, (_, s) in enumerate(expected):
+        assert got.n_words[row] == s.n_words
+        assert np.array_equal(got.shingles[row], s.shingles)
+        assert np.array_equal(got.supershingles[row], s.supershingles)
 
 
 def test_one_word_document_is_k_repetitions():

@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
 from quiltdetect.common.caching import keep
@@ -91,11 +91,15 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
     triples = shingle_triples(kept)
 
     with metrics.stage(spark, "popular", f"(selector, shingle) groups, popular at >= {cfg.popular} documents") as counts:
-        by_shingle = keep(shingle_counts(triples), SPILL)
-        popular = keep(by_shingle.where(F.col("n_documents") >= cfg.popular), SPILL)
-        row = by_shingle.agg(F.count(F.lit(1)), F.sum((F.col("n_documents") >= cfg.popular).cast("long"))).first()
-        counts["distinct_shingles"] = int(row[0])
-        counts["popular_shingles"] = int(row[1] or 0)
+        # the (selector, shingle) groups are counted as they pass (not cached: nearly every one
+        # is a singleton); only the popular ones are kept, and materialised first, so that the
+        # joins below see their real size and broadcast them when small (no shuffle of triples)
+        groups = Observation("shingle_groups")
+        popular = keep(shingle_counts(triples).observe(groups, F.count(F.lit(1)).alias("n"))
+                       .where(F.col("n_documents") >= cfg.popular), SPILL)
+        n_popular = popular.count()
+        counts["distinct_shingles"] = int(groups.get["n"])
+        counts["popular_shingles"] = n_popular
         doc_n = keep(popular_counts_per_document(kept, triples, popular), SPILL)
         per_doc = (doc_n
                    .join(docs.select("doc_key", "doc_id", "url"), on="doc_key").join(server, on="doc_key"))
@@ -108,7 +112,6 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
                      .orderBy("n_popular"))
         hist = write_table(histogram, "popular_per_document").toPandas()
         counts.update(histogram_counts(hist, cfg.shingles))
-        by_shingle.unpersist()
 
     with metrics.stage(spark, "phrases", "popular phrases ranked, texts read back from their documents") as counts:
         phrases = popular_phrases(triples, popular)

@@ -20,7 +20,7 @@ from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.job import representatives
 from quiltdetect.neardup.pairs import near_duplicate_pairs
-from quiltdetect.phrases.sampling import phrase_texts, sample_hashes, selectors
+from quiltdetect.phrases.sampling import phrase_texts, sample_batch, selectors
 
 SAMPLE_SCHEMA = "doc_key long, n_words int, shingles array<long>, supershingles array<long>"
 TEXT_SCHEMA = "shingle long, phrase string"
@@ -32,19 +32,12 @@ def sampled_shingles(docs: DataFrame, k: int, m: int) -> DataFrame:
     def batches(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         table = selectors(m)
         for frame in frames:
-            keys, n_words, shingles, supers = [], [], [], []
             hashes, counts = batch_word_hashes(frame["text"].tolist())
-            ends = np.cumsum(counts)
-            for key, start, end in zip(frame["doc_key"], (ends - counts).tolist(), ends.tolist(), strict=True):
-                s = sample_hashes(hashes[start:end], k, m, table)
-                if s is None:
-                    continue
-                keys.append(key)
-                n_words.append(s.n_words)
-                shingles.append(s.shingles.view(np.int64))
-                supers.append(s.supershingles.view(np.int64))
-            yield pd.DataFrame({"doc_key": pd.Series(keys, dtype="int64"), "n_words": pd.Series(n_words, dtype="int32"),
-                                "shingles": shingles, "supershingles": supers})
+            s = sample_batch(hashes, counts, k, m, table)
+            yield pd.DataFrame({"doc_key": pd.Series(frame["doc_key"].to_numpy()[s.rows], dtype="int64"),
+                                "n_words": pd.Series(s.n_words, dtype="int32"),
+                                "shingles": list(s.shingles.view(np.int64)),
+                                "supershingles": list(s.supershingles.view(np.int64))})
 
     return docs.select("doc_key", "text").mapInPandas(batches, SAMPLE_SCHEMA)
 

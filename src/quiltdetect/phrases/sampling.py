@@ -18,11 +18,14 @@ import numpy as np
 
 from quiltdetect.kernel.grams import gram_fingerprints
 from quiltdetect.kernel.words import term_hashes, words
-from quiltdetect.neardup.shingles import shingles
+from quiltdetect.neardup.shingles import circular_shingles_batch, shingles
 from quiltdetect.neardup.supershingles import (
     CHUNK,
     MINHASH_SEED,
     N_MINHASH,
+    batch_minvalues,
+    odd_inverses,
+    preimages,
     selector_seeds,
     supershingles_of,
 )
@@ -92,6 +95,34 @@ def sample_hashes(hashes: np.ndarray, k: int = PHRASE_WORDS, m: int = N_SHINGLES
     seeds, multipliers = table if table is not None else selectors(m)
     chosen, minvals = select(shingles(hashes, k, wrap=True), seeds, multipliers)
     return Sample(int(hashes.shape[0]), chosen[:m], supershingles_of(minvals[:N_MINHASH]))
+
+
+@dataclass(frozen=True)
+class Samples:
+    """The samples of a batch's texts that have words: ``rows`` int64 (d,), their positions in
+    the batch; n_words int64 (d,); shingles uint64 (d, m); supershingles uint64 (d, 6)."""
+
+    rows: np.ndarray
+    n_words: np.ndarray
+    shingles: np.ndarray
+    supershingles: np.ndarray
+
+
+def sample_batch(hashes: np.ndarray, counts: np.ndarray, k: int = PHRASE_WORDS, m: int = N_SHINGLES,
+                 table: tuple[np.ndarray, np.ndarray] | None = None) -> Samples:
+    """``sample_hashes`` of every text of a batch at once (equal row by row, tested).
+
+    ``hashes``, ``counts``: ``kernel.words.batch_word_hashes`` of the batch. The minvalues of
+    all texts come from shared blocks (``batch_minvalues``) and each selected phrase from its
+    minvalue by inverting h_i, so no per-text set, sort or argmin is built.
+    """
+    seeds, multipliers = table if table is not None else selectors(m)
+    counts = np.asarray(counts, dtype=np.int64)
+    rows = np.flatnonzero(counts > 0)
+    n_words = counts[rows]
+    minvals = batch_minvalues(circular_shingles_batch(hashes, counts, k), n_words, seeds, multipliers)
+    chosen = preimages(minvals, seeds, odd_inverses(multipliers))
+    return Samples(rows, n_words, chosen[:, :m], supershingles_of(minvals[:, :N_MINHASH]))
 
 
 def circular_phrases(tokens: list[str], k: int) -> np.ndarray:
