@@ -30,6 +30,7 @@ from quiltdetect.mwo.filtering import (
 )
 from quiltdetect.mwo.reference import brute_force_pairs, mwo_of
 from quiltdetect.mwo.rendering import (
+    FIELD_WEIGHTS,
     PageFields,
     normalise,
     render,
@@ -66,6 +67,28 @@ def test_table_1_field_weights():
     assert math.fsum(weights) == pytest.approx(1.0)
     total = sum(w.values())
     assert dict(zip(names, weights, strict=True))["bike"] == pytest.approx(11.5 / total)
+
+
+WORDS = st.lists(st.sampled_from(["dog", "dogs", "Running", "runs", "the", "and", "東京", "x1", "page"]),
+                 max_size=40).map(" ".join)
+
+
+@given(WORDS, WORDS, st.lists(WORDS, max_size=3), st.lists(st.tuples(WORDS, st.sampled_from(["/r", "http://o.org/"])),
+                                                           max_size=3), WORDS, WORDS, WORDS)
+@settings(max_examples=60, deadline=None)
+def test_term_weights_equal_one_occurrence_at_a_time(url, title, headings, anchors, keywords, description, text):
+    page = PageFields(url=f"http://e.com/{url}", title=title, headings=tuple(headings), anchors=tuple(anchors),
+                      meta_keywords=keywords, meta_description=description, text=text)
+    fields = [(page.url, "url"), (title, "title"), *((h, "heading") for h in headings),
+              *((a, "anchor_same_site" if href == "/r" else "anchor_other_site") for a, href in anchors),
+              (keywords, "meta_keywords"), (description, "meta_description"), (text, "text")]
+    expected: dict[str, float] = {}
+    for value, name in fields:  # the definition: every occurrence adds its field's weight
+        for term in terms(value):
+            expected[term] = expected.get(term, 0.0) + FIELD_WEIGHTS[name]
+    assert term_weights(page) == expected  # exactly, not approximately
+    names, weights = render(page)
+    assert names == normalise(expected)[0] and np.array_equal(weights, normalise(expected)[1])
 
 
 def test_anchor_site_compares_registered_domains():

@@ -14,7 +14,11 @@ from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.fingerprints import (
     fingerprint,
     fingerprint_arrays,
+    fingerprint_batch_arrays,
+    fingerprint_hash_arrays,
     lsh_arrays,
+    lsh_batch_arrays,
+    lsh_hash_arrays,
     shingle_set,
 )
 from quiltdetect.neardup.pairs import long_lists
@@ -119,6 +123,22 @@ def test_circular_shingles_batch_equal_one_text_at_a_time(texts, k):
         at += h.shape[0]
     with pytest.raises(ValueError, match="k must be"):
         circular_shingles_batch(hashes, np.array([len(t) for t in texts]), 0)
+
+
+@given(st.lists(st.lists(u64, max_size=30), max_size=8), st.integers(1, 6), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_batch_fingerprints_equal_one_page_at_a_time(pages, k, wrap):
+    hashes = [np.array(p, dtype=np.uint64) for p in pages]
+
+    def same(a, b):
+        return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+
+    for got, expected in zip(fingerprint_batch_arrays(hashes, k, wrap, 6),
+                             [fingerprint_hash_arrays(h, k, wrap, 6) for h in hashes], strict=True):
+        assert got[0] == expected[0] and all(same(a, b) for a, b in zip(got[1:], expected[1:], strict=True))
+    for got, expected in zip(lsh_batch_arrays(hashes, k, wrap, 7, 3),
+                             [lsh_hash_arrays(h, k, wrap, 7, 3) for h in hashes], strict=True):
+        assert got[0] == expected[0] and all(same(a, b) for a, b in zip(got[1:], expected[1:], strict=True))
 
 
 @pytest.mark.parametrize("block", [7, 8192])

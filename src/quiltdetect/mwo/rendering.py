@@ -65,8 +65,9 @@ def stop_words() -> frozenset[str]:
     return frozenset(w for s in get_stopwords("english") for w in words(s))
 
 
-class _StemMemo(dict):
-    """word -> Snowball English stem, computed on first use."""
+class _TermMemo(dict):
+    """word -> its term (Snowball English stem), or "" for a stop word; computed on first use
+    (``__missing__`` keeps repeated lookups in C)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,18 +76,17 @@ class _StemMemo(dict):
     def __missing__(self, word: str) -> str:
         if len(self) >= STEM_MEMO_LIMIT:
             self.clear()
-        stem = self.stemmer.stemWord(word)
-        self[word] = stem
-        return stem
+        term = "" if word in stop_words() else self.stemmer.stemWord(word) or ""
+        self[word] = term
+        return term
 
 
-_STEMS = _StemMemo()
+_TERMS = _TermMemo()
 
 
 def terms(text: str | None) -> list[str]:
     """The terms of ``text``: words minus stop words, stemmed, in order of occurrence."""
-    stops = stop_words()
-    return [_STEMS[w] for w in words(text) if w not in stops]
+    return [t for t in map(_TERMS.__getitem__, words(text)) if t]
 
 
 def anchor_is_same_site(href: str, page_domain: str) -> bool:
@@ -104,8 +104,10 @@ def term_weights(page: PageFields) -> dict[str, float]:
     weights: dict[str, float] = {}
 
     def add(text: str | None, weight: float) -> None:
-        for term in terms(text):
-            weights[term] = weights.get(term, 0.0) + weight
+        get = weights.get
+        for term in map(_TERMS.__getitem__, words(text)):
+            if term:
+                weights[term] = get(term, 0.0) + weight
 
     add(page.url, FIELD_WEIGHTS["url"])
     add(page.title, FIELD_WEIGHTS["title"])

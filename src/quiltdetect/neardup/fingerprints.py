@@ -8,10 +8,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from quiltdetect.neardup.lsh import band_keys
+from quiltdetect.neardup.lsh import band_keys, selectors
 from quiltdetect.neardup.shingles import shingles
 from quiltdetect.neardup.simhash import pieces, simhash
-from quiltdetect.neardup.supershingles import supershingles
+from quiltdetect.neardup.supershingles import (
+    batch_minvalues,
+    runs_of,
+    supershingles,
+    supershingles_of,
+)
 from quiltdetect.neardup.tokens import page_terms, term_hashes
 
 
@@ -66,3 +71,46 @@ def lsh_hash_arrays(hashes: np.ndarray, k: int, wrap: bool, bands: int,
         return 0, None, None
     s = shingles(hashes, k, wrap=wrap)
     return int(hashes.shape[0]), s, band_keys(s, bands, rows)
+
+
+def _batch_minvalues(sets: list[np.ndarray], seeds: np.ndarray | None = None,
+                     multipliers: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(positions of the non-empty sets, their minvalues: uint64 (d, n)) of a batch's shingle sets."""
+    sizes = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+    values = np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)
+    present = np.flatnonzero(sizes > 0)
+    extra = {} if seeds is None else {"seeds": seeds, "multipliers": multipliers}
+    return present, batch_minvalues(values, sizes[present], **extra)
+
+
+def fingerprint_batch_arrays(pages: list[np.ndarray], k: int, wrap: bool, n_pieces: int
+                             ) -> list[tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray | None]]:
+    """``fingerprint_hash_arrays`` of every page of a batch (equal, tested), the min-hashes of all
+    pages from shared blocks (``batch_minvalues``)."""
+    sets = [shingles(h, k, wrap=wrap) for h in pages]
+    present, minvals = _batch_minvalues(sets)
+    supers: list[np.ndarray | None] = [None] * len(pages)
+    for i, row in zip(present.tolist(), supershingles_of(minvals), strict=True):
+        supers[i] = row
+    out: list[tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray | None]] = []
+    for h, sup in zip(pages, supers, strict=True):
+        if h.shape[0] == 0:
+            out.append((0, None, None, None))
+            continue
+        sh = simhash(h)
+        out.append((int(h.shape[0]), sup, sh, pieces(sh, n_pieces)))
+    return out
+
+
+def lsh_batch_arrays(pages: list[np.ndarray], k: int, wrap: bool, bands: int,
+                     rows: int) -> list[tuple[int, np.ndarray | None, np.ndarray | None]]:
+    """``lsh_hash_arrays`` of every page of a batch (equal, tested), the min-hashes of all pages
+    from shared blocks (``batch_minvalues``)."""
+    sets = [shingles(h, k, wrap=wrap) for h in pages]
+    seeds, multipliers, band_seeds = selectors(bands, rows)
+    present, minvals = _batch_minvalues(sets, seeds, multipliers)
+    keys: list[np.ndarray | None] = [None] * len(pages)
+    for i, row in zip(present.tolist(), runs_of(minvals, bands, band_seeds), strict=True):
+        keys[i] = row
+    return [(int(h.shape[0]), s, key) if h.shape[0] else (0, None, None)
+            for h, s, key in zip(pages, sets, keys, strict=True)]

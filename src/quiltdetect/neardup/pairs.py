@@ -23,7 +23,7 @@ from quiltdetect.common.caching import keep
 from quiltdetect.ingest.table import SPILL
 from quiltdetect.ingest.urls import site_of
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.fingerprints import fingerprint_hash_arrays, lsh_hash_arrays
+from quiltdetect.neardup.fingerprints import fingerprint_batch_arrays, lsh_batch_arrays
 from quiltdetect.neardup.simhash import n_pieces
 from quiltdetect.neardup.tokens import batch_page_term_hashes
 
@@ -71,7 +71,7 @@ def fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
 
     def batches(source: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in source:
-            rows = [fingerprint_hash_arrays(h, k, wrap, count) for h in batch_page_term_hashes(*_page_columns(batch))]
+            rows = fingerprint_batch_arrays(batch_page_term_hashes(*_page_columns(batch)), k, wrap, count)
             n_terms, ss, sh, pc = zip(*rows, strict=True) if rows else ((), (), (), ())
             yield pa.RecordBatch.from_arrays(
                 [batch.column(0).cast(pa.int64()), _sites(batch), pa.array(n_terms, pa.int32()),
@@ -87,7 +87,7 @@ def lsh_fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
 
     def batches(source: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in source:
-            out = [lsh_hash_arrays(h, k, wrap, bands, rows) for h in batch_page_term_hashes(*_page_columns(batch))]
+            out = lsh_batch_arrays(batch_page_term_hashes(*_page_columns(batch)), k, wrap, bands, rows)
             n_terms, sets, keys = zip(*out, strict=True) if out else ((), (), ())
             yield pa.RecordBatch.from_arrays(
                 [batch.column(0).cast(pa.int64()), _sites(batch), pa.array(n_terms, pa.int32()),
