@@ -140,3 +140,43 @@ def test_cover_tie_breaks():
     assert cover.foreign_contribution == 3
     empty = greedy_covering_set(np.zeros((0, 4), bool), np.zeros(0, np.int64), np.zeros(0, np.int64))
     assert len(empty) == 0 and empty.foreign_contribution == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 11), min_size=0, max_size=6), min_size=0, max_size=40),
+       st.integers(2, 4), st.integers(0, 3))
+def test_group_buckets_and_counts_equal_counting_every_triple(samples, popular, skip):
+    """Every (selector, shingle) group counted by bucket and sort = counting the triples one by one;
+    the shingles reach every bit (top bits pick the bucket), and lists may be short or empty."""
+    from collections import Counter
+
+    from quiltdetect.phrases.groups import GROUP_BITS, count_groups, group_buckets
+
+    m = 6
+    spread = np.array([0, 1, 2**62, 2**63 - 1, 2**63, 2**64 - 1, 3 << 62, 5, 2**62 + 7, 2**63 + 1, 9, 2**64 - 2],
+                      dtype=np.uint64)
+    values = np.array([spread[v] for s in samples for v in s], dtype=np.uint64)
+    offsets = np.cumsum([0] + [len(s) for s in samples]).astype(np.int64)
+    # a slice of a larger batch: offsets that do not start at 0
+    values = np.concatenate([np.full(skip, 7, np.uint64), values])
+    offsets = offsets + skip
+    split = group_buckets(values[skip:].view(np.int64), offsets, m)
+    assert split.bounds.shape[0] == (m << GROUP_BITS) + 1
+    expected = Counter((i, int(spread[v])) for s in samples for i, v in enumerate(s))
+    found, n_groups = {}, 0
+    for b in range(m << GROUP_BITS):
+        part = split.shingles[split.bounds[b]:split.bounds[b + 1]]
+        assert all((b >> GROUP_BITS, int(v) >> (64 - GROUP_BITS)) == divmod(b, 1 << GROUP_BITS) for v in part)
+        counted = count_groups(part, popular)
+        n_groups += counted.n_groups
+        assert list(counted.shingles) == sorted(counted.shingles)
+        found.update({(b >> GROUP_BITS, int(s)): int(n) for s, n in zip(counted.shingles, counted.n_documents, strict=True)})
+    assert n_groups == len(expected)
+    assert found == {g: n for g, n in expected.items() if n >= popular}
+
+
+def test_group_buckets_refuse_more_shingles_than_selectors():
+    from quiltdetect.phrases.groups import group_buckets
+
+    with pytest.raises(ValueError, match="more than m = 2"):
+        group_buckets(np.arange(3, dtype=np.int64), np.array([0, 3]), 2)

@@ -15,6 +15,8 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from quiltdetect.common.caching import keep
+from quiltdetect.ingest.table import SPILL
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.covering import greedy_covering_set, sample_priority
 from quiltdetect.phrases.monsters import ordered_mean
@@ -63,9 +65,13 @@ def donor_rows(sample: DataFrame, triples: DataFrame, popular: DataFrame, server
     """(target, donor, meets: popular selectors met, shared, foreign) for donors meeting at
     least one popular shingle of the target; ``foreign`` is null without a server notion."""
     marked = popular.select("selector", "shingle", F.lit(True).alias("popular"))
-    targets = (triples.join(sample, on="doc_key", how="left_semi")
-               .join(marked, on=["selector", "shingle"], how="left")
-               .select(F.col("doc_key").alias("target"), "selector", "shingle", "popular"))
+    # The sample's triples are materialised first: a sample of the default size is m rows per
+    # sampled document, so Spark then sees that it is small and broadcasts it, and everyone's
+    # triples meet it where they are read instead of being shuffled for a sort-merge join.
+    targets = keep(triples.join(sample, on="doc_key", how="left_semi")
+                   .join(marked, on=["selector", "shingle"], how="left")
+                   .select(F.col("doc_key").alias("target"), "selector", "shingle", "popular"), SPILL)
+    targets.count()
     donors = triples.select(F.col("doc_key").alias("donor"), "selector", "shingle")
     rows = (targets.join(donors, on=["selector", "shingle"]).where(F.col("donor") != F.col("target"))
             .groupBy("target", "donor")

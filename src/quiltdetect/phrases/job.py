@@ -34,10 +34,10 @@ from quiltdetect.phrases.monsters import host_stats, monster_sites
 from quiltdetect.phrases.popular import (
     popular_counts_per_document,
     popular_phrases,
+    popular_shingles,
     ranked,
     recover_phrase_texts,
     sampled_shingles,
-    shingle_counts,
     shingle_triples,
     suppress_near_duplicates,
 )
@@ -91,14 +91,17 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
     triples = shingle_triples(kept)
 
     with metrics.stage(spark, "popular", f"(selector, shingle) groups, popular at >= {cfg.popular} documents") as counts:
-        # the (selector, shingle) groups are counted as they pass (not cached: nearly every one
-        # is a singleton); only the popular ones are kept, and materialised first, so that the
-        # joins below see their real size and broadcast them when small (no shuffle of triples)
+        # the (selector, shingle) groups are counted by sorting each group bucket's shingles
+        # (nearly every group is a singleton, so a hash aggregation only spills); only the
+        # popular ones are kept, with one row per bucket giving its number of groups, and
+        # materialised first, so that the joins below see their real size and broadcast them
+        # when small (no shuffle of triples)
         groups = Observation("shingle_groups")
-        popular = keep(shingle_counts(triples).observe(groups, F.count(F.lit(1)).alias("n"))
-                       .where(F.col("n_documents") >= cfg.popular), SPILL)
+        counted = popular_shingles(kept, cfg.shingles, cfg.popular).observe(
+            groups, F.sum(F.when(F.col("selector") < 0, F.col("n_documents"))).alias("n"))
+        popular = keep(counted.where(F.col("selector") >= 0), SPILL)
         n_popular = popular.count()
-        counts["distinct_shingles"] = int(groups.get["n"])
+        counts["distinct_shingles"] = int(groups.get["n"] or 0)
         counts["popular_shingles"] = n_popular
         doc_n = keep(popular_counts_per_document(kept, triples, popular), SPILL)
         per_doc = (doc_n
@@ -129,7 +132,7 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
 
     with metrics.stage(spark, "covering_sets", f"greedy covering sets ({cfg.cover_sample} sample, "
                                                f"foreign preference: {cfg.server})") as counts:
-        sample = cover_sample(doc_n, docs, cfg)
+        sample = keep(cover_sample(doc_n, docs, cfg), SPILL)  # read twice: donors, then the table
         with_server = cfg.server != "none"
         rows = donor_rows(sample, triples, popular, server if with_server else None)
         picks = covering_sets(rows, cfg.shingles)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -20,6 +21,7 @@ from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.job import representatives
 from quiltdetect.neardup.pairs import near_duplicate_pairs
+from quiltdetect.phrases.groups import GROUP_BITS, count_groups, group_buckets
 from quiltdetect.phrases.sampling import phrase_texts, sample_batch, selectors
 
 SAMPLE_SCHEMA = "doc_key long, n_words int, shingles array<long>, supershingles array<long>"
@@ -67,8 +69,52 @@ def shingle_triples(samples: DataFrame) -> DataFrame:
 
 
 def shingle_counts(triples: DataFrame) -> DataFrame:
-    """(selector, shingle, n_documents): documents whose i-th shingle is s (one row each)."""
+    """(selector, shingle, n_documents): documents whose i-th shingle is s (one row each).
+
+    The definition, row by row; ``popular_shingles`` computes its popular rows."""
     return triples.groupBy("selector", "shingle").agg(F.count(F.lit(1)).alias("n_documents"))
+
+
+GROUP_ROWS = pa.schema([("bucket", pa.int32()), ("shingles", pa.binary())])
+GROUP_ROWS_DDL = "bucket int, shingles binary"
+COUNTS = pa.schema([("selector", pa.int32()), ("shingle", pa.int64()), ("n_documents", pa.int64())])
+COUNTS_DDL = "selector int, shingle long, n_documents long"
+
+
+def popular_shingles(samples: DataFrame, m: int, popular: int) -> DataFrame:
+    """``shingle_counts`` of the samples' triples where n_documents >= ``popular``, plus one row
+    per group bucket with selector -1 whose n_documents is the bucket's number of groups (so the
+    caller can count every group without keeping them).
+
+    The triples are not exploded into rows: each batch of samples sends every group bucket its
+    shingles as one binary value, and each bucket is counted by one sort (``phrases/groups.py``).
+    """
+
+    def bucket_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            lists = batch.column(0)
+            split = group_buckets(lists.flatten().to_numpy(zero_copy_only=False),
+                                  lists.offsets.to_numpy(zero_copy_only=False), m)
+            nonempty = np.flatnonzero(np.diff(split.bounds))
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(nonempty.astype(np.int32), pa.int32()),
+                 pa.array([split.shingles[split.bounds[b]:split.bounds[b + 1]].tobytes() for b in nonempty.tolist()],
+                          pa.binary())], schema=GROUP_ROWS)
+
+    def count_bucket(table: pa.Table) -> pa.Table:
+        bucket = int(table.column("bucket")[0].as_py())
+        parts = [np.frombuffer(v.as_buffer(), dtype="<u8") for v in table.column("shingles") if v.is_valid]
+        found = count_groups(np.concatenate(parts) if parts else np.empty(0, np.uint64), popular)
+        n = found.shingles.shape[0]
+        return pa.Table.from_arrays(
+            [pa.array(np.append(np.full(n, bucket >> GROUP_BITS, np.int32), -1), pa.int32()),
+             pa.array(np.append(found.shingles.view(np.int64), bucket), pa.int64()),
+             pa.array(np.append(found.n_documents, found.n_groups), pa.int64())], schema=COUNTS)
+
+    rows = samples.select("shingles").mapInArrow(bucket_rows, GROUP_ROWS_DDL)
+    counted = rows.groupBy("bucket").applyInArrow(count_bucket, COUNTS_DDL)
+    # a count is never null: typed so, the tables written from it keep count()'s schema
+    return counted.select("selector", "shingle", F.coalesce("n_documents", F.lit(0)).alias("n_documents"))
 
 
 def popular_counts_per_document(samples: DataFrame, triples: DataFrame, popular: DataFrame) -> DataFrame:
