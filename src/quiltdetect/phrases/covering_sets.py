@@ -1,9 +1,9 @@
 """Covering sets for a sample of documents (§3.4, on Spark).
 
 The sample's triples are joined with everyone's on (selector, shingle): each match is a donor
-holding one of the target's shingles as its own i-th shingle. The matches are reduced per
-(target, donor) to the popular selectors met and the number of shingles shared in total,
-then each target's donors go through the greedy kernel in a grouped pandas UDF.
+holding one of the target's shingles as its own i-th shingle. Each target's matches go to a
+grouped pandas UDF, which reduces them per donor to the popular selectors met and the number
+of shingles shared in total and runs the greedy kernel.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from quiltdetect.phrases.monsters import ordered_mean
 from quiltdetect.quilts.servers import server_column
 
 COVER_SCHEMA = "target long, rank int, donor long, covered int, shared int, foreign boolean"
+COVER_COLUMNS = {"target": "int64", "rank": "int32", "donor": "int64", "covered": "int32", "shared": "int32",
+                 "foreign": "object"}
 
 
 def servers(docs: DataFrame, server: str) -> DataFrame:
@@ -62,41 +64,57 @@ def cover_sample(counts: DataFrame, docs: DataFrame, cfg: PhrasesConfig) -> Data
 
 
 def donor_rows(sample: DataFrame, triples: DataFrame, popular: DataFrame, server: DataFrame | None) -> DataFrame:
-    """(target, donor, meets: popular selectors met, shared, foreign) for donors meeting at
-    least one popular shingle of the target; ``foreign`` is null without a server notion."""
+    """(target, donor, selector, popular, foreign): one row per shingle a donor shares with a
+    sampled page (the donor's i-th shingle is the page's i-th), ``popular`` whether that
+    shingle is popular, ``foreign`` whether the donor is on another server (null without a
+    server notion). ``cover_group`` reduces them per donor.
+
+    Not merged per (page, donor) in Spark: at 1,000,000 pages that merge (a ``collect_list``
+    of 2.7 M pairs) ran in one task for 12 s, and the cover's grouped UDF sees the same rows
+    anyway.
+    """
     marked = popular.select("selector", "shingle", F.lit(True).alias("popular"))
     # The sample's triples are materialised first: a sample of the default size is m rows per
     # sampled document, so Spark then sees that it is small and broadcasts it, and everyone's
     # triples meet it where they are read instead of being shuffled for a sort-merge join.
-    targets = keep(triples.join(sample, on="doc_key", how="left_semi")
-                   .join(marked, on=["selector", "shingle"], how="left")
-                   .select(F.col("doc_key").alias("target"), "selector", "shingle", "popular"), SPILL)
+    targets = (triples.join(sample, on="doc_key", how="left_semi")
+               .join(marked, on=["selector", "shingle"], how="left")
+               .select(F.col("doc_key").alias("target"), "selector", "shingle",
+                       F.coalesce("popular", F.lit(False)).alias("popular")))
+    if server is not None:
+        targets = targets.join(server.select(F.col("doc_key").alias("target"), F.col("server").alias("target_server")),
+                               on="target")
+    targets = keep(targets, SPILL)
     targets.count()
     donors = triples.select(F.col("doc_key").alias("donor"), "selector", "shingle")
-    rows = (targets.join(donors, on=["selector", "shingle"]).where(F.col("donor") != F.col("target"))
-            .groupBy("target", "donor")
-            .agg(F.collect_list(F.when(F.col("popular"), F.col("selector"))).alias("meets"),
-                 F.count(F.lit(1)).cast("int").alias("shared"))
-            .where(F.size("meets") > 0))
+    rows = targets.join(donors, on=["selector", "shingle"]).where(F.col("donor") != F.col("target"))
     if server is None:
-        return rows.withColumn("foreign", F.lit(None).cast("boolean"))
-    s = server.select("doc_key", "server")
-    return (rows.join(s.withColumnRenamed("doc_key", "target").withColumnRenamed("server", "target_server"),
-                      on="target")
-            .join(s.withColumnRenamed("doc_key", "donor").withColumnRenamed("server", "donor_server"), on="donor")
-            .select("target", "donor", "meets", "shared",
-                    (F.col("donor_server") != F.col("target_server")).alias("foreign")))
+        return rows.select("target", "donor", "selector", "popular", F.lit(None).cast("boolean").alias("foreign"))
+    donor_server = server.select(F.col("doc_key").alias("donor"), F.col("server").alias("donor_server"))
+    return rows.join(donor_server, on="donor").select(
+        "target", "donor", "selector", "popular", (F.col("donor_server") != F.col("target_server")).alias("foreign"))
 
 
 def cover_group(m: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """The grouped-map function: one target's donor rows -> its covering set in pick order."""
+    """The grouped-map function: one sampled page's ``donor_rows`` -> its covering set in pick
+    order. Per donor: the popular selectors it meets and the shingles it shares in all; donors
+    meeting no popular shingle are left out."""
 
     def cover(rows: pd.DataFrame) -> pd.DataFrame:
-        meets = np.zeros((len(rows), m), dtype=bool)
-        for j, selected in enumerate(rows["meets"]):
-            meets[j, np.asarray(selected, dtype=np.int64)] = True
-        foreign = None if rows["foreign"].isna().all() else rows["foreign"].to_numpy(dtype=bool)
-        cs = greedy_covering_set(meets, rows["shared"].to_numpy(np.int64), rows["donor"].to_numpy(np.int64), foreign)
+        donors, inverse = np.unique(rows["donor"].to_numpy(np.int64), return_inverse=True)
+        shared = np.bincount(inverse, minlength=donors.shape[0]).astype(np.int64)
+        hit = rows["popular"].to_numpy(dtype=bool)
+        meets = np.zeros((donors.shape[0], m), dtype=bool)
+        meets[inverse[hit], rows["selector"].to_numpy(np.int64)[hit]] = True
+        foreign = None
+        if not rows["foreign"].isna().all():
+            foreign = np.zeros(donors.shape[0], dtype=bool)
+            foreign[inverse] = rows["foreign"].to_numpy(dtype=bool)  # one value per donor
+        useful = meets.any(axis=1)
+        if not useful.any():  # no donor meets a popular shingle: no covering set rows
+            return pd.DataFrame({c: pd.Series(dtype=t) for c, t in COVER_COLUMNS.items()})
+        cs = greedy_covering_set(meets[useful], shared[useful], donors[useful],
+                                 None if foreign is None else foreign[useful])
         n = len(cs)
         return pd.DataFrame({
             "target": np.full(n, rows["target"].iat[0], dtype=np.int64),
