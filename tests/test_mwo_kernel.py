@@ -219,17 +219,22 @@ def test_block_filters_equal_the_pairwise_ones(records, t, ell, block_size):
     blocks = [ids[i:i + block_size] for i in range(0, len(ids), block_size)]
     built = [prefix_block([canon[d][1] for d in blk], [canon[d][0] for d in blk], t, ell) for blk in blocks]
     got, want = set(), set()
+    prefix = {d: set(canon[d][0][:extended_prefix(canon[d][1], t, ell)[0]].tolist()) for d in ids}
+    any_shared = 0  # pairs sharing an extended-prefix term: what the blocks report as ``sharing``
     for i, a in enumerate(ids):
         for b in ids[i + 1:]:
             (ia, wa), (ib, wb) = canon[a], canon[b]
+            any_shared += bool(prefix[a] & prefix[b])
             if shares_enough(ia, wa, ib, wb, t, ell) and positional_bound(ia, wa, ib, wb, t, ell) >= t - EPS:
                 want.add((a, b))
+    sharing = 0
     for x, (blk_a, arr_a) in enumerate(zip(blocks, built, strict=True)):
         for blk_b, arr_b in list(zip(blocks, built, strict=True))[x:]:
             same = blk_a is blk_b
-            rows_a, rows_b, _ = shared_prefix_candidates(arr_a["offsets"], arr_a["terms"], arr_a["ells"],
-                                                         arr_b["offsets"], arr_b["terms"], arr_b["ells"],
-                                                         len(order), same)
+            rows_a, rows_b, n_sharing = shared_prefix_candidates(arr_a["offsets"], arr_a["terms"], arr_a["ells"],
+                                                                 arr_b["offsets"], arr_b["terms"], arr_b["ells"],
+                                                                 len(order), same)
+            sharing += n_sharing
             bound = positional_bounds(arr_a["offsets"], arr_a["terms"], arr_a["weights"], arr_a["afters"],
                                       arr_b["offsets"], arr_b["terms"], arr_b["weights"], arr_b["afters"],
                                       rows_a, rows_b)
@@ -239,6 +244,7 @@ def test_block_filters_equal_the_pairwise_ones(records, t, ell, block_size):
                 if value >= t - EPS:
                     got.add((blk_a[ra], blk_b[rb]))
     assert got == want
+    assert sharing == any_shared
     assert set(brute_force_pairs(records, t)) <= got
 
 

@@ -136,14 +136,25 @@ def shared_prefix_candidates(offsets_a: np.ndarray, terms_a: np.ndarray, ell_a: 
         return sparse.csr_matrix((ones, np.asarray(terms, dtype=np.int32), np.asarray(offsets, dtype=np.int64)),
                                  shape=(len(offsets) - 1, n_terms))
 
-    counts = (incidence(offsets_a, terms_a) @ incidence(offsets_b, terms_b).T).tocoo()
-    row, col, shared = counts.row.astype(np.int64), counts.col.astype(np.int64), counts.data
-    ok = shared >= np.minimum(np.asarray(ell_a)[row], np.asarray(ell_b)[col])
-    sharing = int(counts.nnz)
+    counts = incidence(offsets_a, terms_a) @ incidence(offsets_b, terms_b).T  # CSR, one entry per pair sharing
+    ell_a, ell_b = np.asarray(ell_a), np.asarray(ell_b)
     if same:
-        upper = row < col
-        ok &= upper
-        sharing = int(upper.sum())
+        # A @ A.T is symmetric, and its diagonal holds every record with a prefix term
+        sharing = (int(counts.nnz) - int(np.count_nonzero(np.diff(np.asarray(offsets_a)) > 0))) // 2
+    else:
+        sharing = int(counts.nnz)
+    if counts.nnz == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, sharing
+    # Nearly every pair shares fewer terms than any record's l: one pass over the counts
+    # drops them before a row, a column and two l's are gathered for each entry.
+    floor = min(int(ell_a.min()), int(ell_b.min()))
+    entry = np.flatnonzero(counts.data >= floor)
+    row = np.searchsorted(counts.indptr, entry, side="right") - 1
+    col = counts.indices[entry].astype(np.int64)
+    ok = counts.data[entry] >= np.minimum(ell_a[row], ell_b[col])
+    if same:
+        ok &= row < col
     order = np.lexsort((col[ok], row[ok]))
     return row[ok][order], col[ok][order], sharing
 
