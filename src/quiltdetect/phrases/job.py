@@ -14,7 +14,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
-from quiltdetect.common.caching import keep
+from quiltdetect.common.caching import cut, keep
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
@@ -99,7 +99,7 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
         groups = Observation("shingle_groups")
         counted = popular_shingles(kept, cfg.shingles, cfg.popular).observe(
             groups, F.sum(F.when(F.col("selector") < 0, F.col("n_documents"))).alias("n"))
-        popular = keep(counted.where(F.col("selector") >= 0), SPILL)
+        popular = cut(counted.where(F.col("selector") >= 0))
         n_popular = popular.count()
         counts["distinct_shingles"] = int(groups.get["n"] or 0)
         counts["popular_shingles"] = n_popular
