@@ -94,8 +94,9 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
         # the (selector, shingle) groups are counted by sorting each group bucket's shingles
         # (nearly every group is a singleton, so a hash aggregation only spills); only the
         # popular ones are kept, with one row per bucket giving its number of groups, and
-        # materialised first, so that the joins below see their real size and broadcast them
-        # when small (no shuffle of triples)
+        # checkpointed first, so that the joins below see their real size and broadcast them
+        # when small (no shuffle of triples). Not cached: the later stages re-ran the count
+        # of a cached one (docs/performance.md, stop 45)
         groups = Observation("shingle_groups")
         counted = popular_shingles(kept, cfg.shingles, cfg.popular).observe(
             groups, F.sum(F.when(F.col("selector") < 0, F.col("n_documents"))).alias("n"))
