@@ -294,3 +294,42 @@ def test_an_update_with_no_new_pages_keeps_the_previous_results(spark, tmp_path)
     assert stages["patchfrac"]["recomputed_documents"] == 0
     assert quilts == before and quilts
     assert_reference(quilts, stats, ref_docs, merge_settings(QuiltConfig, params).validate(need_io=False))
+
+
+@pytest.mark.spark
+def test_an_update_adds_a_layer_of_grams_and_merges_the_layers_without_a_shuffle(spark, tmp_path):
+    """The grams stage of an update writes only the new pages' pairs: the previous gram table's
+    files are linked (the same files, not rewritten), a layer is added per update, and
+    patch_grams groups the layers by gram bucket without shuffling them (a bucketed read)."""
+    from quiltdetect.common.folder import OutputFolder
+    from quiltdetect.quilts.bucketed import doc_buckets
+    from quiltdetect.quilts.increment import _gram_table, gram_table_name
+
+    pages = [("a", "w1 w2 w3 w4 w5 w6"), ("b", "w4 w5 w6 w7 w8 w9"), ("c", "w1 w2 w3 w7 w8 w9 w10"),
+             ("d", "w9 w10 w11 w1 w2 w3"), ("e", "w5 w6 w7 w10 w11 w12"), ("f", "w1 w2 w3 w11 w12 w13")]
+    rows = [{"id": i, "url": f"http://h{n}.example.com/", "text": t} for n, (i, t) in enumerate(pages)]
+    params = dict(k=2, m=3, c=1, theta=0.2)
+    cfg = merge_settings(QuiltConfig, params).validate(need_io=False)
+    table = f"_quiltdetect/work/{gram_table_name(cfg)}"
+    previous = None
+    for step, segment in enumerate((rows[:2], rows[2:4], rows[4:])):
+        inputs = write_rows(tmp_path / f"s{step}.jsonl", segment)
+        result, quilts, stats = run_step(spark, merge_settings(QuiltConfig, params), inputs, tmp_path / f"r{step}",
+                                         previous)
+        grams = result.metrics.stages["grams"]
+        assert grams["layers"] == step + 1 and grams["spark_buckets"] == int(spark.conf.get("spark.sql.shuffle.partitions"))
+        if previous is not None:
+            before = {p.stat().st_ino for p in (previous / table).glob("*.parquet")}
+            after = {p.stat().st_ino for p in (tmp_path / f"r{step}" / table).glob("*.parquet")}
+            assert before and before < after  # the previous files themselves, and the new layer's
+        previous = tmp_path / f"r{step}"
+    ref_docs = [RefDoc(r["id"], r["text"], r["url"], host_of(r["url"]), domain_of(host_of(r["url"]))) for r in rows]
+    assert_reference(quilts, stats, ref_docs, cfg)
+    assert quilts
+
+    layered = _gram_table(OutputFolder(spark, str(previous)), table, grams)
+    assert layered.layered
+    parts = doc_buckets(layered.frame, spark.createDataFrame([], "doc_key long, url string"), cfg.m, layered.buckets,
+                        16, with_counts=False, foreign="none", layered=True)
+    plan = parts._jdf.queryExecution().executedPlan().toString()
+    assert "hashpartitioning(dbucket" in plan and "hashpartitioning(bucket" not in plan, plan

@@ -57,14 +57,16 @@ class OutputFolder:
         """A small binary file (a PNG plot from ``common.plots.png_bytes``), all or nothing."""
         fs.write_bytes(self.spark, self.path(name), data)
 
-    def read_table(self, name: str) -> DataFrame:
-        """A Parquet table of the folder."""
-        return self.spark.read.parquet(self.path(name))
+    def read_table(self, name: str, schema: str | None = None) -> DataFrame:
+        """A Parquet table of the folder (``schema``, a DDL string: read with these columns, as
+        a table without rows must be, of which Spark's bucketed writes leave no file)."""
+        reader = self.spark.read if schema is None else self.spark.read.schema(schema)
+        return reader.parquet(self.path(name))
 
-    def concat_tables(self, sources: list[str], name: str) -> DataFrame:
+    def concat_tables(self, sources: list[str], name: str, schema: str | None = None) -> DataFrame:
         """The table ``name`` made of the files of the Parquet tables ``sources`` (URIs, one
         schema), copied or hard-linked, not decoded (``fs.copy_files``); atomically, like
-        ``write_table``. Returns the table read back."""
+        ``write_table``. Returns the table read back (with ``schema``: see ``read_table``)."""
         tag = self.tag or uuid.uuid4().hex[:12]
         scratch = fs.join(self.scratch or self.path(SCRATCH), f"{name.replace('/', '_')}-{tag}")
         fs.delete(self.spark, scratch)
@@ -72,7 +74,29 @@ class OutputFolder:
             fs.copy_files(self.spark, source, scratch, prefix=f"t{i}-")
         fs.write_bytes(self.spark, fs.join(scratch, "_SUCCESS"), b"")
         fs.replace(self.spark, scratch, self.path(name))
-        return self.read_table(name)
+        return self.read_table(name, schema)
+
+    def write_bucketed_table(self, frame: DataFrame, name: str, column: str, buckets: int,
+                             options: dict[str, str] | None = None) -> DataFrame:
+        """``write_table`` as a Spark bucketed table: the rows hashed on ``column`` into
+        ``buckets`` files (one or more per bucket, the bucket in each file's name), so that
+        ``read_bucketed`` can group the table by ``column`` without a shuffle. Spark writes
+        buckets only into a catalog table: one is registered under a unique name for the write
+        and dropped again (the files stay; nothing is left in the session's catalog). Returns
+        the table read back as a plain table: read bucketed, every scan of it would run one task
+        per bucket (a map over it ran 1.8 s longer at 100,000 pages); ``read_bucketed`` where
+        the buckets serve."""
+        tag = self.tag or uuid.uuid4().hex[:12]
+        scratch = fs.join(self.scratch or self.path(SCRATCH), f"{name.replace('/', '_')}-{tag}")
+        fs.delete(self.spark, scratch)
+        table = _catalog_name()
+        try:
+            (frame.write.options(**(options or {})).bucketBy(buckets, column).format("parquet")
+             .option("path", scratch).mode("overwrite").saveAsTable(table))
+        finally:
+            self.spark.sql(f"DROP TABLE IF EXISTS {table}")
+        fs.replace(self.spark, scratch, self.path(name))
+        return self.read_table(name, ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in frame.schema.fields))
 
     def write_table(self, frame: DataFrame, name: str, options: dict[str, str] | None = None) -> DataFrame:
         """Write ``frame`` as the Parquet table ``name`` (writer ``options`` as given), atomically:
@@ -82,3 +106,24 @@ class OutputFolder:
         frame.write.options(**(options or {})).mode("overwrite").parquet(scratch)
         fs.replace(self.spark, scratch, self.path(name))
         return self.read_table(name)
+
+
+def _catalog_name() -> str:
+    return f"`quiltdetect_{uuid.uuid4().hex}`"
+
+
+def read_bucketed(spark: SparkSession, uri: str, ddl: str, column: str, buckets: int) -> DataFrame:
+    """The Parquet table at ``uri``, written by ``write_bucketed_table`` (or made of such
+    tables' files: ``concat_tables`` keeps their names, which carry the bucket), read as hashed
+    on ``column`` into ``buckets``: a ``groupBy(column)`` of it runs without a shuffle. The
+    catalog table this needs is dropped before returning (the DataFrame keeps its relation).
+    ``ddl``: the table's columns (``name type, ...``)."""
+    location = uri.replace("\\", "\\\\").replace("'", "\\'")
+    table = _catalog_name()
+    spark.sql(f"CREATE TABLE {table} ({ddl}) USING parquet CLUSTERED BY (`{column}`) INTO {buckets} BUCKETS "
+              f"LOCATION '{location}'")
+    try:
+        return spark.table(table)
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+

@@ -29,6 +29,7 @@ Results do not depend on the bucket counts or on the partitioning (the parity te
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import partial
 
 import mmh3
@@ -152,6 +153,17 @@ ARRAY_WRITE_OPTIONS = {
     "parquet.page.size.row.check.min": "4",
     "parquet.enable.dictionary": "false",
 }
+
+
+@dataclass(frozen=True)
+class GramTable:
+    """A gram-bucket table as the later stages read it."""
+
+    frame: DataFrame
+    buckets: int  # gram buckets (n): rows with bucket >= n hold document statistics
+    # Several layers (an update's: the previous run's files and one layer per update, each a
+    # range of doc keys): a gram's pairs may be in one row of each layer, merged by doc_buckets.
+    layered: bool = False
 
 
 def bucket_count(partitions: int) -> int:
@@ -304,43 +316,78 @@ def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, first_new_ke
     ``gained`` ones as part 5: only if patchy, which the doc bucket knows). ``with_df``:
     each patch pair carries its gram's df, and the bucket's counts the patch grams per df.
     """
+    parts_of = partial(_parts_of_pairs, n_docs, m, with_counts, first_new_key, with_df)
 
     def doc_parts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        new = first_new_key
         for batch in batches:
             rows: list[tuple] = []
-            add = rows.append
-
             buckets = batch.column("bucket").to_numpy()
             for i in range(batch.num_rows):
-                grams, docs, counts = (_array(batch.column(c)[i]) for c in ("gram", "doc", "count"))
-                if buckets[i] >= n_gram:  # document statistics: doc, n_grams, n_distinct
-                    split = docs_by_bucket(grams, n_docs)
-                    for dbucket, at in split:
-                        add((dbucket, 1, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at]), None))
-                    if new is not None:
-                        rows += _recompute_parts(grams[grams >= new], n_docs)
-                    continue
-                if new is not None:
-                    changed, gained = touched_docs(grams, docs, docs >= new, m)
-                    rows += _recompute_parts(changed, n_docs) + _recompute_parts(gained, n_docs, part=5)
-                is_patch, n_distinct, n_patch = patch_mask(grams, m)
-                dfs = hist = None
-                if with_df:
-                    dfs, hist = patch_dfs(grams, m)
-                    dfs = dfs[is_patch]
-                grams, docs = grams[is_patch], docs[is_patch]
-                counts = counts[is_patch] if with_counts else np.ones(grams.shape[0], dtype=np.int64)
-                # the bucket's gram counts
-                add((-1, 0, n_distinct, n_patch, None, None, None, None if hist is None else _blob(hist)))
-                for dbucket, at in docs_by_bucket(docs, n_docs):
-                    add((dbucket, 0, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at]),
-                         None if dfs is None else _blob(dfs[at])))
-            columns = list(zip(*rows, strict=True)) if rows else [[] for _ in DOC_PARTS]
-            yield pa.RecordBatch.from_arrays([pa.array(list(v), f.type) for v, f in zip(columns, DOC_PARTS, strict=True)],
-                                             schema=DOC_PARTS)
+                rows += parts_of(*(_array(batch.column(c)[i]) for c in ("gram", "doc", "count")),
+                                 stats=bool(buckets[i] >= n_gram))
+            yield _doc_parts_batch(rows)
 
     return doc_parts
+
+
+def _layered_doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, first_new_key: int | None = None,
+                       with_df: bool = False) -> Callable[[pa.Table], pa.Table]:
+    """``_doc_parts`` of one gram bucket of a layered gram table (an update's: the previous
+    table's files and a layer per update, ``increment``), whose grams may each have rows in
+    several layers: the rows are merged first. Layers hold ascending ranges of doc keys, so in
+    the order of their smallest doc the rows give each gram's documents in ascending order."""
+    parts_of = partial(_parts_of_pairs, n_docs, m, with_counts, first_new_key, with_df)
+
+    def doc_parts(table: pa.Table) -> pa.Table:
+        rows: list[tuple] = []
+        if table.num_rows and table.column("bucket")[0].as_py() >= n_gram:  # statistics: a document in one row
+            for i in range(table.num_rows):
+                rows += parts_of(*(_array(table.column(c)[i]) for c in ("gram", "doc", "count")), stats=True)
+        elif table.num_rows:
+            order = _rows_by(table.column("doc"), None, lambda docs: int(docs.min()))
+            grams, docs, counts = (_concat(table.column(c), order) for c in ("gram", "doc", "count"))
+            grams, docs, counts = (sort_pairs(grams, docs, counts) if with_counts
+                                   else (*sort_pairs(grams, docs), counts))
+            rows = parts_of(grams, docs, counts, stats=False)
+        return pa.Table.from_batches([_doc_parts_batch(rows)])
+
+    return doc_parts
+
+
+def _parts_of_pairs(n_docs: int, m: int, with_counts: bool, new: int | None, with_df: bool,
+                    grams: np.ndarray, docs: np.ndarray, counts: np.ndarray, *, stats: bool) -> list[tuple]:
+    """The doc-bucket parts of one gram-bucket row (every document of its grams, sorted by
+    (gram, doc)), or with ``stats`` of one statistics row (doc, n_grams, n_distinct)."""
+    rows: list[tuple] = []
+    add = rows.append
+    if stats:
+        for dbucket, at in docs_by_bucket(grams, n_docs):
+            add((dbucket, 1, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at]), None))
+        if new is not None:
+            rows += _recompute_parts(grams[grams >= new], n_docs)
+        return rows
+    if new is not None:
+        changed, gained = touched_docs(grams, docs, docs >= new, m)
+        rows += _recompute_parts(changed, n_docs) + _recompute_parts(gained, n_docs, part=5)
+    is_patch, n_distinct, n_patch = patch_mask(grams, m)
+    dfs = hist = None
+    if with_df:
+        dfs, hist = patch_dfs(grams, m)
+        dfs = dfs[is_patch]
+    grams, docs = grams[is_patch], docs[is_patch]
+    counts = counts[is_patch] if with_counts else np.ones(grams.shape[0], dtype=np.int64)
+    # the bucket's gram counts
+    add((-1, 0, n_distinct, n_patch, None, None, None, None if hist is None else _blob(hist)))
+    for dbucket, at in docs_by_bucket(docs, n_docs):
+        add((dbucket, 0, 0, 0, _blob(grams[at]), _blob(docs[at]), _blob(counts[at]),
+             None if dfs is None else _blob(dfs[at])))
+    return rows
+
+
+def _doc_parts_batch(rows: list[tuple]) -> pa.RecordBatch:
+    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in DOC_PARTS]
+    return pa.RecordBatch.from_arrays([pa.array(list(v), f.type) for v, f in zip(columns, DOC_PARTS, strict=True)],
+                                      schema=DOC_PARTS)
 
 
 def _recompute_parts(docs: np.ndarray, n_docs: int, part: int = 3) -> list[tuple]:
@@ -458,6 +505,7 @@ def _merge_doc_bucket(table: pa.Table, restricted: float | None = None, ranked: 
 def doc_buckets(
     grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool, foreign: str,
     first_new_key: int | None = None, theta: float = 0.0, ranks: DataFrame | None = None, with_df: bool = False,
+    layered: bool = False,
 ) -> DataFrame:
     """The doc-bucket table: patch pairs and per-document counts, grouped by ``doc_key mod n_docs``.
 
@@ -466,9 +514,15 @@ def doc_buckets(
     later stages compute only those.
     ``ranks``: (doc_key, rank) when keys do not order like doc_ids (an update, ``doc_ranks``).
     ``with_df``: keep each pair's gram df, so ``narrow_doc_table`` can derive any smaller m.
+    ``layered``: ``grams_table`` holds several layers (``GramTable``); each gram bucket's rows
+    are merged first (a group per bucket: without a shuffle when the table is read bucketed).
     """
-    parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram, first_new_key, with_df),
-                                   DOC_PARTS_DDL)
+    if layered:
+        parts = grams_table.groupBy("bucket").applyInArrow(
+            _layered_doc_parts(n_docs, m, with_counts, n_gram, first_new_key, with_df), DOC_PARTS_DDL)
+    else:
+        parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram, first_new_key, with_df),
+                                       DOC_PARTS_DDL)
     if foreign != "none":
         servers = docs.select("doc_key", server_column(foreign).alias("server"))
         parts = parts.unionByName(servers.mapInArrow(_value_parts(n_docs, 2, _server_ids), DOC_PARTS_DDL))

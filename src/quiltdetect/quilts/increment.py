@@ -9,7 +9,9 @@ An update into a new output directory
 1. reads the new inputs and drops every document whose doc_id the previous run holds (the
    old page is kept: ``already_seen`` in the ingest counts); old documents keep their keys and
    the new ones are keyed after them, in doc_id order, so stored pairs never change;
-2. merges the new documents' (gram, doc) pairs into the previous gram buckets (a gram's new
+2. writes the new documents' (gram, doc) pairs as a layer beside the previous gram buckets:
+   the table is bucketed (Spark's ``bucketBy``), the previous files are linked or copied as
+   they are, and patch_grams merges each gram bucket's layers without a shuffle (a gram's new
    documents come after its old ones: still sorted);
 3. runs the remaining stages of figure 5 on the union. With the previous run's settings
    (``RESULT_SETTINGS``), patch_grams marks the old documents the new ones touch
@@ -33,6 +35,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError
+from quiltdetect.common.folder import OutputFolder, read_bucketed
 from quiltdetect.common.runstate import COMPLETE, STATE_DIR
 from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, read_documents
@@ -40,6 +43,7 @@ from quiltdetect.lifecycle import JobRun
 from quiltdetect.quilts.bucketed import (
     ARRAY_WRITE_OPTIONS,
     GRAM_BUCKETS_DDL,
+    GramTable,
     _gram_rows,
     _merge_gram_bucket,
     gram_bucket_counts,
@@ -69,6 +73,8 @@ class PreviousRun:
     config: dict
     grams: str  # the URI of its gram-bucket table
     gram_buckets: int  # that table's bucket count, which the update keeps
+    spark_buckets: int | None  # the Spark buckets it is written in (None: an older run's, not bucketed)
+    layers: int  # how many layers it holds (1 for a fresh run's; an update adds one)
     documents: int | None  # its document count (keys 0 .. documents-1), None if not recorded
 
 
@@ -96,10 +102,12 @@ def open_previous(spark: SparkSession | None, cfg: QuiltConfig, path: str) -> Pr
     if marker_text is None or not fs.exists(spark, fs.join(grams, "_SUCCESS")):
         raise ConfigError(f"--previous {path} has no gram state ({STATE_DIR}/work/{name}); "
                           "it was made by an older version: run afresh once, then update that run")
-    buckets = int(json.loads(marker_text).get("counts", {}).get("gram_buckets", 0))
+    marker = json.loads(marker_text).get("counts", {})
+    buckets = int(marker.get("gram_buckets", 0))
+    spark_buckets = int(marker["spark_buckets"]) if marker.get("spark_buckets") else None
     documents = done.get("metrics", {}).get("stages", {}).get("ingest", {}).get("documents")
     return PreviousRun(path, str(done.get("inputs_key")), str(done.get("run_id")), before, grams, buckets,
-                       None if documents is None else int(documents))
+                       spark_buckets, int(marker.get("layers", 1)), None if documents is None else int(documents))
 
 
 SEGMENT = f"{STATE_DIR}/work/segment"  # the new documents of an update, keyed as in docs/
@@ -138,29 +146,55 @@ def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, Data
     return table, new, n_old
 
 
-def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, key: str) -> tuple[DataFrame, int]:
-    """The grams stage of an update: the previous gram buckets merged with the new documents'
-    pairs (their keys come after every old key, so each gram's documents stay ascending)."""
+def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, key: str) -> GramTable:
+    """The grams stage of an update: the previous gram buckets and the new documents' pairs.
+
+    When the previous table is bucketed (``spark_buckets``), the new pairs are written as a layer
+    in the same buckets and the table is the previous files and the layer's, linked or copied as
+    they are: nothing of the archive is read, shuffled or written again here; patch_grams merges
+    each gram bucket's layers (``doc_buckets(layered=True)``) without a shuffle. An older run's
+    table is merged with the new pairs and written again, bucketed, once."""
     spark, cfg, state = run.spark, run.cfg, run.state
     name = gram_table_name(cfg)
     table = f"{STATE_DIR}/work/{name}"
     n = previous.gram_buckets
-    with run.metrics.stage(spark, "grams", f"{cfg.k}-gram sets of the new documents, merged into the previous") as counts:
+    with run.metrics.stage(spark, "grams", f"{cfg.k}-gram sets of the new documents, beside the previous") as counts:
         done = state.stage(name, key)
         if done is not None and "gram_buckets" in done:
             counts.update(done)
             counts["reused"] = True
-            return state.out.read_table(table), int(done["gram_buckets"])
-        old = spark.read.parquet(previous.grams)
+            return _gram_table(state.out, table, done)
         new_rows = new.select("doc_key", "text").mapInArrow(_gram_rows(cfg.k, n, cfg.count_occurrences),
                                                                  GRAM_BUCKETS_DDL)
-        merged = old.unionByName(new_rows).groupBy("bucket").applyInArrow(
-            _merge_gram_bucket(n, cfg.count_occurrences), GRAM_BUCKETS_DDL)
-        buckets = state.out.write_table(merged, table, ARRAY_WRITE_OPTIONS)
-        counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(buckets, n)
+        merge = _merge_gram_bucket(n, cfg.count_occurrences)
+        if previous.spark_buckets:
+            layer = f"{table}-layer"
+            state.out.write_bucketed_table(new_rows.groupBy("bucket").applyInArrow(merge, GRAM_BUCKETS_DDL), layer,
+                                           "bucket", previous.spark_buckets, ARRAY_WRITE_OPTIONS)
+            state.out.concat_tables([previous.grams, state.out.path(layer)], table, GRAM_BUCKETS_DDL)
+            state.out.delete(layer)
+            counts["spark_buckets"], counts["layers"] = previous.spark_buckets, previous.layers + 1
+        else:
+            old = spark.read.schema(GRAM_BUCKETS_DDL).parquet(previous.grams)
+            merged = old.unionByName(new_rows).groupBy("bucket").applyInArrow(merge, GRAM_BUCKETS_DDL)
+            spark_buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+            state.out.write_bucketed_table(merged, table, "bucket", spark_buckets, ARRAY_WRITE_OPTIONS)
+            counts["spark_buckets"], counts["layers"] = spark_buckets, 1
         counts["gram_buckets"] = n
+        grams = _gram_table(state.out, table, counts)
+        counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(grams.frame, n)
         state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
-    return buckets, n
+    return grams
+
+
+def _gram_table(out: OutputFolder, table: str, counts: dict) -> GramTable:
+    """The gram-bucket table ``table`` of ``out`` as the grams stage's ``counts`` describe it:
+    read bucketed when it has several layers."""
+    n, layers = int(counts["gram_buckets"]), int(counts.get("layers", 1))
+    if layers > 1:
+        frame = read_bucketed(out.spark, out.path(table), GRAM_BUCKETS_DDL, "bucket", int(counts["spark_buckets"]))
+        return GramTable(frame, n, layered=True)
+    return GramTable(out.read_table(table, GRAM_BUCKETS_DDL), n)
 
 
 def doc_ranks(docs: DataFrame) -> DataFrame:

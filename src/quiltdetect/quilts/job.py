@@ -20,6 +20,8 @@ from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.quilts.bucketed import (
     ARRAY_WRITE_OPTIONS,
+    GRAM_BUCKETS_DDL,
+    GramTable,
     bucket_count,
     cover_sources,
     doc_buckets,
@@ -46,10 +48,12 @@ log = logging.getLogger(__name__)
 
 def gram_sets_stage(
     spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics, state: RunState
-) -> tuple[DataFrame, int]:
-    """The gram-bucket table of the documents (see ``bucketed``) and its bucket count.
+) -> GramTable:
+    """The gram-bucket table of the documents (see ``bucketed``).
 
     Independent of m, c and θ: written once per k and reused by a rerun with other parameters.
+    Written as a Spark bucketed table (``spark_buckets``), so that an update adds the new
+    documents' pairs as a layer of files beside it instead of rewriting it (``increment``).
     """
     with_counts = cfg.count_occurrences
     name = gram_table_name(cfg)
@@ -60,14 +64,17 @@ def gram_sets_stage(
         if done is not None and "gram_buckets" in done:
             counts.update(done)
             counts["reused"] = True
-            return state.out.read_table(table), int(done["gram_buckets"])
-        n = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
-        buckets = state.out.write_table(gram_buckets(docs, cfg.k, n, with_counts=with_counts), table,
-                                       ARRAY_WRITE_OPTIONS)
+            return GramTable(state.out.read_table(table, GRAM_BUCKETS_DDL), int(done["gram_buckets"]))
+        partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+        n = bucket_count(partitions)
+        buckets = state.out.write_bucketed_table(gram_buckets(docs, cfg.k, n, with_counts=with_counts), table,
+                                                 "bucket", partitions, ARRAY_WRITE_OPTIONS)
         counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(buckets, n)
         counts["gram_buckets"] = n
+        counts["spark_buckets"] = partitions
+        counts["layers"] = 1
         state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
-    return buckets, n
+    return GramTable(buckets, n)
 
 
 def gram_stage_key(state: RunState, cfg: QuiltConfig) -> str:
@@ -76,25 +83,25 @@ def gram_stage_key(state: RunState, cfg: QuiltConfig) -> str:
     return fingerprint([state.inputs_key, cfg.k, cfg.count_occurrences, cfg.collapse_near_duplicates, "buckets-v1"])
 
 
-def find_quilts(run: JobRun, docs: DataFrame, grams_table: tuple[DataFrame, int] | None = None,
+def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = None,
                 restrict: Restriction | None = None, ranks: DataFrame | None = None) -> None:
     """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/.
 
-    ``grams_table``: the gram-bucket table and its bucket count when the caller made it (an
-    update); else the grams stage computes it from ``docs``. ``restrict`` (an update with the
+    ``grams_table``: the gram-bucket table when the caller made it (an update); else the grams stage computes it from ``docs``. ``restrict`` (an update with the
     previous run's settings): compute only the documents the new ones may change, and take the
     others' rows from the previous run's quilts/ and doc_stats/. ``ranks`` (an update):
     (doc_key, rank in doc_id order) for the cover's tie-break, keys no longer ordering like doc_ids.
     """
     spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with_counts = cfg.count_occurrences
-    grams, n_gram = grams_table or gram_sets_stage(spark, docs, cfg, metrics, run.state)
+    gram_table = grams_table or gram_sets_stage(spark, docs, cfg, metrics, run.state)
+    grams, n_gram = gram_table.frame, gram_table.buckets
     n_docs = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
         doc_table = keep(doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts, foreign=cfg.foreign,
                                      first_new_key=restrict.first_new_key if restrict else None, theta=cfg.theta,
-                                     ranks=ranks), SPILL)
+                                     ranks=ranks, layered=gram_table.layered), SPILL)
         counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(doc_table)
 
     with metrics.stage(spark, "patchfrac", f"patch fraction per document, keep >= {cfg.theta}") as counts:
