@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 from pyspark import SparkConf, SparkContext
@@ -40,6 +41,12 @@ BASE_CONF: dict[str, str] = {
     # Parquet timestamps in nanoseconds (pandas' default) are read as longs: Spark cannot read
     # them otherwise, and one such column anywhere in an input table would fail the whole run.
     "spark.sql.legacy.parquet.nanosAsLong": "true",
+    # The quilt job's gram state is a bucketed table, which Spark writes and reads only through
+    # its catalog (common/folder.py: a table registered and dropped at once, its files where the
+    # run writes them). At its first use the catalog makes its default database's directory,
+    # ./spark-warehouse in the current directory unless told otherwise: here, in the temp dir.
+    "spark.sql.warehouse.dir": os.path.join(tempfile.gettempdir(),
+                                            f"quiltdetect-warehouse-{os.getuid() if hasattr(os, 'getuid') else 0}"),
 }
 
 MIN_SPLITS = "spark.sql.files.minPartitionNum"
