@@ -297,10 +297,13 @@ def test_an_update_with_no_new_pages_keeps_the_previous_results(spark, tmp_path)
 
 
 @pytest.mark.spark
-def test_an_update_adds_a_layer_of_grams_and_merges_the_layers_without_a_shuffle(spark, tmp_path):
+def test_updates_add_layers_of_grams_merged_without_a_shuffle_and_rewrite_an_older_table_once(spark, tmp_path):
     """The grams stage of an update writes only the new pages' pairs: the previous gram table's
     files are linked (the same files, not rewritten), a layer is added per update, and
-    patch_grams groups the layers by gram bucket without shuffling them (a bucketed read)."""
+    patch_grams groups the layers by gram bucket without shuffling them (a bucketed read). A
+    run made before the gram state was bucketed (no ``spark_buckets`` in its marker) has its
+    table merged with the new pairs and written once, bucketed, as one layer. Every step equals
+    the reference."""
     from quiltdetect.common.folder import OutputFolder
     from quiltdetect.quilts.bucketed import doc_buckets
     from quiltdetect.quilts.increment import _gram_table, gram_table_name
@@ -314,17 +317,27 @@ def test_an_update_adds_a_layer_of_grams_and_merges_the_layers_without_a_shuffle
     previous = None
     for step, segment in enumerate((rows[:2], rows[2:4], rows[4:])):
         inputs = write_rows(tmp_path / f"s{step}.jsonl", segment)
-        result, quilts, stats = run_step(spark, merge_settings(QuiltConfig, params), inputs, tmp_path / f"r{step}",
-                                         previous)
+        output = tmp_path / f"r{step}"
+        result, quilts, stats = run_step(spark, merge_settings(QuiltConfig, params), inputs, output, previous)
         grams = result.metrics.stages["grams"]
-        assert grams["layers"] == step + 1 and grams["spark_buckets"] == int(spark.conf.get("spark.sql.shuffle.partitions"))
-        if previous is not None:
+        assert grams["spark_buckets"] == int(spark.conf.get("spark.sql.shuffle.partitions"))
+        if step == 0:  # as a version before layers left it: its table is then read as a plain table
+            assert grams["layers"] == 1
+            marker = output / "_quiltdetect" / "stages" / f"{gram_table_name(cfg)}.json"
+            done = json.loads(marker.read_text())
+            del done["counts"]["spark_buckets"], done["counts"]["layers"]
+            marker.write_text(json.dumps(done))
+        else:
             before = {p.stat().st_ino for p in (previous / table).glob("*.parquet")}
-            after = {p.stat().st_ino for p in (tmp_path / f"r{step}" / table).glob("*.parquet")}
-            assert before and before < after  # the previous files themselves, and the new layer's
-        previous = tmp_path / f"r{step}"
-    ref_docs = [RefDoc(r["id"], r["text"], r["url"], host_of(r["url"]), domain_of(host_of(r["url"]))) for r in rows]
-    assert_reference(quilts, stats, ref_docs, cfg)
+            after = {p.stat().st_ino for p in (output / table).glob("*.parquet")}
+            if step == 1:  # the older table merged with the new pairs and written again: one layer
+                assert grams["layers"] == 1 and before and not before & after
+            else:  # the previous files themselves, and the new layer's
+                assert grams["layers"] == 2 and before and before < after
+        ref_docs = [RefDoc(r["id"], r["text"], r["url"], host_of(r["url"]), domain_of(host_of(r["url"])))
+                    for r in rows[: 2 * (step + 1)]]
+        assert_reference(quilts, stats, ref_docs, cfg)
+        previous = output
     assert quilts
 
     layered = _gram_table(OutputFolder(spark, str(previous)), table, grams)
@@ -333,32 +346,3 @@ def test_an_update_adds_a_layer_of_grams_and_merges_the_layers_without_a_shuffle
                         16, with_counts=False, foreign="none", layered=True)
     plan = parts._jdf.queryExecution().executedPlan().toString()
     assert "hashpartitioning(dbucket" in plan and "hashpartitioning(bucket" not in plan, plan
-
-
-@extended
-@pytest.mark.spark
-def test_an_update_of_a_run_without_layers_merges_its_gram_table_once(spark, tmp_path):
-    """A previous run made before the gram state was bucketed (no ``spark_buckets`` in its
-    marker: its table is rewritten, bucketed, merged with the new pairs into one layer); the
-    next update adds a layer to that. Both equal the reference."""
-    pages = [("a", "w1 w2 w3 w4 w5 w6"), ("b", "w4 w5 w6 w7 w8 w9"), ("c", "w1 w2 w3 w7 w8 w9 w10"),
-             ("d", "w9 w10 w11 w1 w2 w3"), ("e", "w5 w6 w7 w10 w11 w12"), ("f", "w1 w2 w3 w11 w12 w13")]
-    rows = [{"id": i, "url": f"http://h{n}.example.com/", "text": t} for n, (i, t) in enumerate(pages)]
-    params = dict(k=2, m=3, c=1, theta=0.2)
-    cfg = merge_settings(QuiltConfig, params).validate(need_io=False)
-    previous = None
-    for step, segment in enumerate((rows[:2], rows[2:4], rows[4:])):
-        inputs = write_rows(tmp_path / f"s{step}.jsonl", segment)
-        result, quilts, stats = run_step(spark, merge_settings(QuiltConfig, params), inputs, tmp_path / f"r{step}",
-                                         previous)
-        if step == 0:  # as an older version left it
-            marker = tmp_path / "r0" / "_quiltdetect" / "stages" / "gram-buckets-k2.json"
-            done = json.loads(marker.read_text())
-            del done["counts"]["spark_buckets"], done["counts"]["layers"]
-            marker.write_text(json.dumps(done))
-        else:
-            assert result.metrics.stages["grams"]["layers"] == step
-        ref_docs = [RefDoc(r["id"], r["text"], r["url"], host_of(r["url"]), domain_of(host_of(r["url"])))
-                    for r in rows[: 2 * (step + 1)]]
-        assert_reference(quilts, stats, ref_docs, cfg)
-        previous = tmp_path / f"r{step}"
