@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from quiltdetect.kernel.buckets import (
     batch_gram_pairs,
     bucket_bounds,
+    candidate_triple_rows,
     candidate_triples,
     covers,
     doc_sums,
@@ -101,6 +102,15 @@ def test_triples_and_covers_equal_the_pairwise_definition(pairs, foreign):
         assert picks["covered"][rows].tolist() == cover.covered.tolist()
         assert picks["rank"][rows].tolist() == list(range(1, len(cover) + 1))
         assert set(picks["n_pairs"][rows].tolist()) == {int(mine.sum())}
+    # An update's path: sources ordered by rank, picks reported by key (a one-to-one relabelling
+    # that does not keep the order); the rows of the triples equal the triples.
+    key_of = {d: 1000 - 7 * d for d in range(7)}
+    t_at, s_at = candidate_triple_rows(grams, docs, servers, is_target, foreign=foreign)
+    assert (docs[t_at].tolist(), grams[t_at].tolist(), docs[s_at].tolist()) == (target.tolist(), gram.tolist(),
+                                                                                 source.tolist())
+    labelled = covers(target, gram, source, np.array([key_of[s] for s in source.tolist()], dtype=np.int64))
+    assert labelled["source"].tolist() == [key_of[s] for s in picks["source"].tolist()]
+    assert all(np.array_equal(labelled[k], picks[k]) for k in picks if k != "source")
 
 
 @settings(max_examples=200, deadline=None)

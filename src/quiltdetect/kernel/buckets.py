@@ -197,11 +197,20 @@ def candidate_triples(
     int64 server ids (compared only with ``foreign``), ``is_target`` bool (patchy documents).
     A gram has at most m docs, so a gram gives at most m*(m-1) triples.
     """
+    t_at, s_at = candidate_triple_rows(grams, docs, servers, is_target, foreign=foreign)
+    return docs[t_at], grams[t_at], docs[s_at]
+
+
+def candidate_triple_rows(
+    grams: np.ndarray, docs: np.ndarray, servers: np.ndarray, is_target: np.ndarray, *, foreign: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """``candidate_triples`` as the rows of its target pair and its source pair: any other
+    per-pair value (a document's key beside the rank it is ordered by) is one gather away."""
     starts, lengths = gram_runs(grams)
     run_of = np.repeat(np.arange(starts.shape[0]), lengths)
     t_at = np.flatnonzero(is_target)
     if t_at.shape[0] == 0:
-        return _EMPTY_I64, _EMPTY_I64, _EMPTY_I64
+        return _EMPTY_I64, _EMPTY_I64
     t_run = run_of[t_at]
     # Each target pair t meets every pair of its run: s in [start, start + length).
     per_target = lengths[t_run]
@@ -210,22 +219,26 @@ def candidate_triples(
     keep = docs[s_at] != docs[t_rep]
     if foreign:
         keep &= servers[s_at] != servers[t_rep]
-    t_rep, s_at = t_rep[keep], s_at[keep]
-    return docs[t_rep], grams[t_rep], docs[s_at]
+    return t_rep[keep], s_at[keep]
 
 
-def covers(targets: np.ndarray, grams: np.ndarray, sources: np.ndarray) -> dict[str, np.ndarray]:
+def covers(targets: np.ndarray, grams: np.ndarray, sources: np.ndarray,
+           labels: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Greedy covers of many targets' triples: one row per pick, targets ascending.
 
     Returns target, rank (1-based pick order), source, covered, shared, n_pairs (int64 arrays).
+    ``labels`` (aligned with ``sources``, one per source id): report each picked source by its
+    label; the cover's order and tie-breaks still use ``sources``.
     """
     out: dict[str, list[np.ndarray]] = {k: [] for k in ("target", "rank", "source", "covered", "shared", "n_pairs")}
     if targets.shape[0]:
         order = stable_argsort(targets)
         targets, grams, sources = targets[order], grams[order], sources[order]
+        labels = None if labels is None else labels[order]
         starts, lengths = gram_runs(targets)
         for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
-            cover = greedy_cover(grams[start : start + length], sources[start : start + length])
+            cut = slice(start, start + length)
+            cover = greedy_cover(grams[cut], sources[cut], None if labels is None else labels[cut])
             n = len(cover)
             out["target"].append(np.full(n, targets[start], dtype=np.int64))
             out["rank"].append(np.arange(1, n + 1, dtype=np.int64))

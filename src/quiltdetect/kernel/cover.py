@@ -69,10 +69,12 @@ def _unit_tail(gain: np.ndarray, shared: np.ndarray, source_ptr: np.ndarray, pai
     return owner[np.sort(first)].tolist()
 
 
-def greedy_cover(grams: np.ndarray, sources: np.ndarray) -> Cover:
+def greedy_cover(grams: np.ndarray, sources: np.ndarray, labels: np.ndarray | None = None) -> Cover:
     """Greedy cover of the pairs ``(sources[i], grams[i])``; duplicate pairs count once.
 
     grams: int64 (p,) gram fingerprints; sources: int64 (p,) source ids, ordered like doc_ids.
+    labels: int64 (p,), one per source id (pairs of a source carry the same label): the picks
+    are reported by label (an update orders sources by rank and reports their keys).
     """
     if grams.shape != sources.shape:
         raise ValueError(f"grams and sources differ in shape: {grams.shape} vs {sources.shape}")
@@ -116,6 +118,9 @@ def greedy_cover(grams: np.ndarray, sources: np.ndarray) -> Cover:
         picked.append(best)
         picked_gain.append(int(best_gain))
     order = np.asarray(picked, dtype=np.int64)
+    if labels is not None:  # each distinct source's label, from any of its pairs
+        source_ids = np.empty(n_sources, dtype=np.int64)
+        source_ids[source_code] = labels
     return Cover(
         sources=source_ids[order].astype(np.int64),
         covered=np.asarray(picked_gain, dtype=np.int64),

@@ -41,7 +41,7 @@ from pyspark.sql import functions as F
 from quiltdetect.kernel.buckets import (
     batch_gram_pairs,
     bucket_bounds,
-    candidate_triples,
+    candidate_triple_rows,
     covers,
     doc_sums,
     gram_bucket,
@@ -652,11 +652,15 @@ def _triples_of_bucket(n_targets: int, foreign: bool):
         grams, docs, servers, is_target = (_concat(table.column(c)) for c in ("a", "b", "c", "d"))
         ranked = table.num_rows > 0 and table.column("e")[0].is_valid
         ids = _concat(table.column("e")) if ranked else docs  # what the cover orders sources by
-        grams, ids, servers, is_target, docs = sort_pairs(grams, ids, servers, is_target, docs)
-        target, gram, source = candidate_triples(grams, ids, servers, is_target.astype(bool), foreign=foreign)
-        keys = None
-        if ranked:  # target ranks -> keys; sources stay ranks for the cover, their keys go in ``d``
-            target, keys = _translate(target, ids, docs), _translate(source, ids, docs)
+        # Runs of equal grams are all the triples need: the cover of a target does not depend on
+        # the order of its triples, so the pairs are not sorted by document within a gram.
+        order = stable_argsort(grams)
+        grams, ids, servers, is_target, docs = (a[order] for a in (grams, ids, servers, is_target, docs))
+        t_at, s_at = candidate_triple_rows(grams, ids, servers, is_target.astype(bool), foreign=foreign)
+        # targets by key; sources by what the cover orders them by (ranks in an update, with
+        # their keys in ``d``)
+        target, gram, source = docs[t_at], grams[t_at], ids[s_at]
+        keys = docs[s_at] if ranked else None
         parts = docs_by_bucket(target, n_targets)
         return pa.Table.from_arrays(
             [pa.array([b for b, _ in parts], pa.int32()), pa.array([_blob(target[r]) for _, r in parts], pa.binary()),
@@ -669,18 +673,10 @@ def _triples_of_bucket(n_targets: int, foreign: bool):
     return triples
 
 
-def _translate(values: np.ndarray, domain: np.ndarray, image: np.ndarray) -> np.ndarray:
-    """Each of ``values`` (all in ``domain``) mapped to the ``image`` entry at its position in
-    ``domain`` (a one-to-one map given as two aligned arrays: ranks and keys)."""
-    order = np.argsort(domain, kind="stable")
-    return image[order[np.searchsorted(domain[order], values)]]
-
-
 def _cover_bucket(table: pa.Table) -> pa.Table:
-    sources = _concat(table.column("c"))
-    picks = covers(_concat(table.column("a")), _concat(table.column("b")), sources)
-    if table.num_rows and table.column("d")[0].is_valid:  # an update: picked ranks -> keys
-        picks["source"] = _translate(picks["source"], sources, _concat(table.column("d")))
+    # an update: sources are ranks (the tie-break) and the picks are reported by their keys (``d``)
+    keys = _concat(table.column("d")) if table.num_rows and table.column("d")[0].is_valid else None
+    picks = covers(_concat(table.column("a")), _concat(table.column("b")), _concat(table.column("c")), keys)
     arrays = [pa.array(picks[f.name].astype(np.int32 if f.name == "rank" else np.int64)) for f in COVER_SCHEMA]
     return pa.Table.from_arrays(arrays, schema=COVER_SCHEMA)
 
