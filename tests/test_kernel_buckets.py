@@ -335,6 +335,10 @@ _INT64 = st.integers(-(2**63), 2**63 - 1)
     st.tuples(_INT64, st.lists(st.integers(0, 255), min_size=1, max_size=300)).map(
         lambda t: [max(-(2**63), min(2**63 - 1, (t[0] & ~255) | x)) for x in t[1]]
         + [2**63 - 1, -(2**63)]),
+    # a few long ascending runs, with ties inside and across them (merged, not sorted anew)
+    st.builds(lambda seed, runs, size, high: np.concatenate(
+        [np.sort(np.random.default_rng(seed + r).integers(-high, high, size)) for r in range(runs)]).tolist(),
+        st.integers(0, 2**32), st.integers(1, 4), st.integers(1, 4000), st.sampled_from([3, 1000, 2**62])),
 ))
 def test_stable_argsort_equals_numpys_stable_argsort(keys):
     from quiltdetect.kernel.buckets import stable_argsort

@@ -99,22 +99,36 @@ def bucket_bounds(sorted_grams: np.ndarray, n_buckets: int) -> np.ndarray:
     return np.append(bounds, sorted_grams.shape[0]).astype(np.int64)
 
 
-def stable_argsort(keys: np.ndarray) -> np.ndarray:
-    """``np.argsort(keys, kind="stable")`` of an int64 array, about 1.4x faster on gram arrays.
+# Average run length (keys in ascending order) from which merging the runs beats sorting anew.
+MERGE_RUN = 1024
 
-    numpy sorts plain values much faster than it argsorts, so each key's offset from the
-    smallest key goes in the high bits of one uint64 and its position in the low bits; sorting
-    those values orders by key, ties by position. When offset and position do not fit in 64
-    bits together (fingerprints span all 64), the offset's low bits are dropped, and the rare
-    runs of keys that then look equal but are not are sorted again by (key, position).
+
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of an int64 array, the fastest way for its keys.
+
+    * Keys in long ascending runs (the callers often concatenate sorted runs: a gram bucket's
+      layers, rows of sorted pairs): numpy's stable sort itself, which merges the runs it
+      finds (two sorted runs of 2 M keys: 7 ms, against 160 ms for the packed sort below).
+    * Keys spanning fewer than 2¹⁶ values (bucket numbers): their offsets as uint16, which
+      numpy sorts stably by radix in linear time.
+    * Otherwise numpy sorts plain values much faster than it argsorts, so each key's offset
+      from the smallest key goes in the high bits of one uint64 and its position in the low
+      bits; sorting those values orders by key, ties by position. When offset and position do
+      not fit in 64 bits together (fingerprints span all 64), the offset's low bits are
+      dropped, and the rare runs of keys that then look equal but are not are sorted again by
+      (key, position).
     """
     keys = np.asarray(keys, dtype=np.int64)
     n = keys.shape[0]
     if n < 2:
         return np.arange(n, dtype=np.int64)
+    if np.count_nonzero(keys[1:] < keys[:-1]) * MERGE_RUN < n:
+        return np.argsort(keys, kind="stable")
+    low, high = keys.min(), keys.max()
+    if int(high) - int(low) < 1 << 16:
+        return np.argsort((keys - low).astype(np.uint16), kind="stable")
     bits = (n - 1).bit_length()
-    low = keys.min()
-    span = (int(keys.max()) - int(low)).bit_length()
+    span = (int(high) - int(low)).bit_length()
     drop = np.uint64(max(0, span + bits - 64))
     offsets = keys.view(np.uint64) - low.astype(np.int64).view(np.uint64)  # wraps: keys - min, as unsigned
     packed = ((offsets >> drop) << np.uint64(bits)) | np.arange(n, dtype=np.uint64)
@@ -141,12 +155,13 @@ def sort_pairs(grams: np.ndarray, docs: np.ndarray, *others: np.ndarray) -> tupl
     several times faster than ``np.lexsort`` on int64 keys, and give the same order.
     """
     order = stable_argsort(grams)
-    sorted_docs = docs[order]
-    same = grams[order][1:] == grams[order][:-1]
+    sorted_grams, sorted_docs = grams[order], docs[order]
+    same = sorted_grams[1:] == sorted_grams[:-1]
     if np.any(sorted_docs[1:][same] < sorted_docs[:-1][same]):
         by_doc = stable_argsort(docs)
         order = by_doc[stable_argsort(grams[by_doc])]
-    return (grams[order], docs[order], *(o[order] for o in others))
+        sorted_grams, sorted_docs = grams[order], docs[order]
+    return (sorted_grams, sorted_docs, *(o[order] for o in others))
 
 
 def gram_runs(sorted_grams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
