@@ -178,6 +178,11 @@ def test_the_readme_python_example_runs_as_written(spark, tmp_path, sample_run, 
     api_doc = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
     assert re.search(r"```python\n(.*?)```", api_doc, re.S).group(1) == code  # docs/api.md shows the same
     monkeypatch.chdir(tmp_path)
+    # the example leaves output= out, so each call writes to a new temporary directory: here,
+    # one under tmp_path, not beside every other run's in the system's /tmp
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     # A notebook's session lives on: the two runs leave nothing persisted behind them (every
     # ``keep`` is released, common/caching.py), and a table the user cached stays cached.
     mine = spark.read.parquet(str(out / "docs")).select("doc_id").cache()

@@ -63,12 +63,17 @@ class OutputFolder:
         reader = self.spark.read if schema is None else self.spark.read.schema(schema)
         return reader.parquet(self.path(name))
 
+    def _scratch(self, name: str) -> str:
+        """Where the table ``name`` is written before it is renamed into place: a directory of
+        its own under the scratch folder (the run's tag, or a fresh one, tells writes apart)."""
+        tag = self.tag or uuid.uuid4().hex[:12]
+        return fs.join(self.scratch or self.path(SCRATCH), f"{name.replace('/', '_')}-{tag}")
+
     def concat_tables(self, sources: list[str], name: str, schema: str | None = None) -> DataFrame:
         """The table ``name`` made of the files of the Parquet tables ``sources`` (URIs, one
         schema), copied or hard-linked, not decoded (``fs.copy_files``); atomically, like
         ``write_table``. Returns the table read back (with ``schema``: see ``read_table``)."""
-        tag = self.tag or uuid.uuid4().hex[:12]
-        scratch = fs.join(self.scratch or self.path(SCRATCH), f"{name.replace('/', '_')}-{tag}")
+        scratch = self._scratch(name)
         fs.delete(self.spark, scratch)
         for i, source in enumerate(sources):
             fs.copy_files(self.spark, source, scratch, prefix=f"t{i}-")
@@ -86,8 +91,7 @@ class OutputFolder:
         the table read back as a plain table: read bucketed, every scan of it would run one task
         per bucket (a map over it ran 1.8 s longer at 100,000 pages); ``read_bucketed`` where
         the buckets serve."""
-        tag = self.tag or uuid.uuid4().hex[:12]
-        scratch = fs.join(self.scratch or self.path(SCRATCH), f"{name.replace('/', '_')}-{tag}")
+        scratch = self._scratch(name)
         fs.delete(self.spark, scratch)
         table = _catalog_name()
         try:
@@ -101,8 +105,7 @@ class OutputFolder:
     def write_table(self, frame: DataFrame, name: str, options: dict[str, str] | None = None) -> DataFrame:
         """Write ``frame`` as the Parquet table ``name`` (writer ``options`` as given), atomically:
         into the scratch directory first, then renamed into place. Returns the table read back."""
-        tag = self.tag or uuid.uuid4().hex[:12]
-        scratch = fs.join(self.scratch or self.path(SCRATCH), f"{name.replace('/', '_')}-{tag}")
+        scratch = self._scratch(name)
         frame.write.options(**(options or {})).mode("overwrite").parquet(scratch)
         fs.replace(self.spark, scratch, self.path(name))
         return self.read_table(name)

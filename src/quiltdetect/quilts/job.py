@@ -87,10 +87,11 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
                 restrict: Restriction | None = None, ranks: DataFrame | None = None) -> None:
     """Figure 5 on a document table with doc_keys; writes quilts/ and doc_stats/.
 
-    ``grams_table``: the gram-bucket table when the caller made it (an update); else the grams stage computes it from ``docs``. ``restrict`` (an update with the
-    previous run's settings): compute only the documents the new ones may change, and take the
-    others' rows from the previous run's quilts/ and doc_stats/. ``ranks`` (an update):
-    (doc_key, rank in doc_id order) for the cover's tie-break, keys no longer ordering like doc_ids.
+    ``grams_table``: the gram-bucket table when the caller made it (an update); else the grams
+    stage computes it from ``docs``. ``restrict`` (an update with the previous run's settings):
+    compute only the documents the new ones may change, and take the others' rows from the
+    previous run's quilts/ and doc_stats/. ``ranks`` (an update): (doc_key, rank in doc_id
+    order) for the cover's tie-break, keys no longer ordering like doc_ids.
     """
     spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with_counts = cfg.count_occurrences
