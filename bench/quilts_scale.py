@@ -615,7 +615,8 @@ def plot(results: dict, path: Path) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
+    if ax.get_legend_handles_labels()[0]:  # --only incremental alone plots no size runs
+        ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     ax.set_title("time against corpus size, each job in its own process")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -755,7 +756,9 @@ def main() -> None:
         out_json.write_text(json.dumps(results, indent=2))
         print(summary(results), flush=True)
 
-    for n in sorted(args.sizes):
+    # the corpora of --sizes only for the runs that use them (--only incremental makes its own)
+    per_size = "naive" in only or any(group in only for group in ONLY_GROUPS)
+    for n in sorted(args.sizes) if per_size else []:
         path, meta = make_corpus(args.work, n, args.seed, vocabulary=args.vocabulary)
         if "quilts" in only:
             res = child("quilts", path, args.work / f"q{n}", args.work / f"q{n}.json", args)
