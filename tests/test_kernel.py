@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quiltdetect.kernel import distinct_grams, gram_fingerprints, greedy_cover, word_hashes, words
 from quiltdetect.kernel.murmur import PAD, hash64_many
-from quiltdetect.kernel.words import WORD_SEED, batch_word_hashes, hash_word
+from quiltdetect.kernel.words import WORD_SEED, batch_word_hashes, batch_words, hash_word
 from quiltdetect.quilts.reference import greedy_sources
 
 
@@ -52,6 +53,15 @@ def test_batch_word_hashes_equal_the_per_text_path(texts):
     assert counts.tolist() == [len(words(t)) for t in texts]
     expected = [int(h) for t in texts for h in word_hashes(t)]
     assert hashes.dtype == np.uint64 and [int(h) for h in hashes] == expected
+
+
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=_TRICKY, max_size=60), st.text(max_size=40)), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_batch_words_equal_the_per_text_path(texts):
+    data, offsets, counts = batch_words(texts)
+    assert counts.tolist() == [len(words(t)) for t in texts]
+    got = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data.tobytes()))
+    assert got.to_pylist() == [w for t in texts for w in words(t)]
 
 
 def test_batch_word_hashes_on_long_words_and_empty_texts():

@@ -23,10 +23,12 @@ from quiltdetect.mwo.filtering import (
     positional_bound,
     positional_bounds,
     prefix_block,
+    prefix_block_csr,
     prefix_length,
     shared_prefix_candidates,
     shares_enough,
     suffix_weights,
+    suffix_weights_batch,
 )
 from quiltdetect.mwo.reference import brute_force_pairs, mwo_of
 from quiltdetect.mwo.rendering import (
@@ -34,6 +36,7 @@ from quiltdetect.mwo.rendering import (
     PageFields,
     normalise,
     render,
+    render_batch,
     render_rows,
     term_weights,
     terms,
@@ -89,6 +92,35 @@ def test_term_weights_equal_one_occurrence_at_a_time(url, title, headings, ancho
     assert term_weights(page) == expected  # exactly, not approximately
     names, weights = render(page)
     assert names == normalise(expected)[0] and np.array_equal(weights, normalise(expected)[1])
+
+
+TEXTS = st.one_of(st.none(), WORDS, st.text(alphabet="aZ09_ -.'é€ßİΣσ中😀\u0301", max_size=30),
+                 st.sampled_from(["The THE the", "running runs ran", "a an the"]))
+
+
+@given(st.lists(st.tuples(TEXTS, TEXTS, st.one_of(st.none(), st.lists(TEXTS, max_size=3)),
+                          st.one_of(st.none(), st.lists(st.tuples(TEXTS, st.sampled_from(["/r", "http://o.org/",
+                                                                                          None])), max_size=3)),
+                          TEXTS, TEXTS, TEXTS), max_size=8),
+       st.sampled_from([0.0, 0.5, 0.9, 3.0]))
+@settings(max_examples=200, deadline=None)
+def test_render_batch_equals_render_rows(pages, min_weight_ratio):
+    columns = ("url", "title", "headings", "anchors", "meta_keywords", "meta_description", "text")
+    rows = [dict(zip(columns, page, strict=True)) for page in pages]
+    for row in rows:
+        if row["url"] is not None:
+            row["url"] = f"http://e.com/{row['url']}"
+        if row["anchors"] is not None:
+            row["anchors"] = [{"text": text, "href": href} for text, href in row["anchors"]]
+    batch = render_batch({c: [row[c] for row in rows] for c in columns}, min_weight_ratio)
+    expected = [(i, names, weights) for i, (names, weights) in enumerate(render_rows(rows, min_weight_ratio))
+                if names]
+    assert batch.pages.tolist() == [i for i, _, _ in expected]
+    terms_of = batch.terms.to_pylist()
+    for j, (_, names, weights) in enumerate(expected):
+        lo, hi = batch.offsets[j], batch.offsets[j + 1]
+        assert terms_of[lo:hi] == names
+        assert np.array_equal(batch.weights[lo:hi], weights)  # bit for bit
 
 
 def test_anchor_site_compares_registered_domains():
@@ -246,6 +278,28 @@ def test_block_filters_equal_the_pairwise_ones(records, t, ell, block_size):
     assert got == want
     assert sharing == any_shared
     assert set(brute_force_pairs(records, t)) <= got
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0, 4.5, 0.125]), max_size=12), max_size=12),
+       st.sampled_from([0.0, 0.3, 0.5, 0.8, 1.0]), st.integers(1, 6))
+def test_batch_prefixes_equal_one_record_at_a_time(raw, t, ell):
+    """The CSR kernels (one matrix per record length) give each record's suffix weights and
+    extended prefix bit for bit as the per-record definitions do."""
+    weights = [normalise({f"x{i}": w for i, w in enumerate(r)})[1] for r in raw]
+    ids = [np.arange(len(w), dtype=np.int32) * 3 for w in weights]
+    offsets = np.concatenate(([0], np.cumsum([len(w) for w in weights]))).astype(np.int64)
+    flat_w = np.concatenate([np.zeros(0), *weights])
+    rem = suffix_weights_batch(offsets, flat_w)
+    block = prefix_block_csr(offsets, np.concatenate([np.zeros(0, np.int32), *ids]), flat_w, t, ell)
+    for r, w in enumerate(weights):
+        assert np.array_equal(rem[offsets[r]:offsets[r + 1]], suffix_weights(w))
+        n, ell_r = extended_prefix(w, t, ell)
+        lo, hi = block["offsets"][r], block["offsets"][r + 1]
+        assert (hi - lo, block["ells"][r]) == (n, ell_r)
+        assert np.array_equal(block["terms"][lo:hi], ids[r][:n])
+        assert np.array_equal(block["weights"][lo:hi], w[:n])
+        assert np.array_equal(block["afters"][lo:hi], (suffix_weights(w) - w)[:n])
 
 
 def test_ell_prefix_lengths():

@@ -98,20 +98,17 @@ def _word_bytes(buf: np.ndarray) -> np.ndarray:
     return inword
 
 
-def batch_word_hashes(texts: Sequence[str | None], lowered: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(hashes of every text's words one after the other as uint64, words per text as int64).
-
-    Equal to concatenating ``word_hashes(t)`` for every text (tested), at a fraction of the
-    cost: one ``str.lower`` and UTF-8 encoding per text, the rest numpy over the batch.
-    ``lowered``: the caller has already applied ``str.lower`` to every text.
-    """
+def _word_spans(texts: Sequence[str | None], lowered: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(the lower-cased texts' UTF-8 bytes one after the other, padded for the hash's loads;
+    each word's start and end in them; words per text as int64)."""
     encoded = [(t if lowered else t.lower()).encode() if t else b"" for t in texts]
     sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     total = int(offsets[-1])
     if total == 0:
-        return np.empty(0, dtype=np.uint64), np.zeros(len(encoded), dtype=np.int64)
+        empty = np.empty(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.uint8), empty, empty, np.zeros(len(encoded), dtype=np.int64)
     buf = np.frombuffer(b"".join([*encoded, bytes(PAD)]), dtype=np.uint8)  # one copy, padded for the loads
     inword = _word_bytes(buf[:total])
     # a word starts where a word byte follows a non-word byte or a text's start, and ends likewise
@@ -125,4 +122,33 @@ def batch_word_hashes(texts: Sequence[str | None], lowered: bool = False) -> tup
     starts = np.flatnonzero(inword & ~before)
     ends = np.flatnonzero(inword & ~after) + 1
     counts = np.diff(np.searchsorted(starts, offsets))
-    return hash64_many(buf, starts, ends - starts, WORD_SEED), counts.astype(np.int64)
+    return buf, starts, ends, counts.astype(np.int64)
+
+
+def batch_word_hashes(texts: Sequence[str | None], lowered: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(hashes of every text's words one after the other as uint64, words per text as int64).
+
+    Equal to concatenating ``word_hashes(t)`` for every text (tested), at a fraction of the
+    cost: one ``str.lower`` and UTF-8 encoding per text, the rest numpy over the batch.
+    ``lowered``: the caller has already applied ``str.lower`` to every text.
+    """
+    buf, starts, ends, counts = _word_spans(texts, lowered)
+    if starts.shape[0] == 0:
+        return np.empty(0, dtype=np.uint64), counts
+    return hash64_many(buf, starts, ends - starts, WORD_SEED), counts
+
+
+def batch_words(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(every text's words one after the other as UTF-8 bytes, the words' offsets in them
+    (int64, n_words + 1), words per text (int64)): ``words(t)`` of every text without a Python
+    object per word, ready to be an Arrow large_string array (``pyarrow.LargeStringArray.from_buffers``).
+    """
+    buf, starts, ends, counts = _word_spans(texts, False)
+    lengths = ends - starts
+    offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if starts.shape[0] == 0:
+        return np.zeros(0, dtype=np.uint8), offsets, counts
+    # every word byte belongs to exactly one word, in order: the words are the word bytes
+    ramp = np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1] - starts, lengths)
+    return buf[ramp], offsets, counts

@@ -29,6 +29,7 @@ MWO bit for bit.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 from scipy import sparse
@@ -67,27 +68,59 @@ def shares_enough(ids_r: np.ndarray, w_r: np.ndarray, ids_s: np.ndarray, w_s: np
     return len(np.intersect1d(ids_r[:n_r], ids_s[:n_s], assume_unique=True)) >= min(l_r, l_s)
 
 
+def _length_groups(offsets: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(records, their element indexes as a records x L matrix) for each record length L > 0
+    of a CSR layout: a dense matrix per length, so per-record sums run as row operations."""
+    lengths = np.diff(np.asarray(offsets, dtype=np.int64))
+    order = np.argsort(lengths, kind="stable")
+    for group in np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1):
+        if group.shape[0] and lengths[group[0]] > 0:
+            yield group, offsets[group][:, None] + np.arange(lengths[group[0]], dtype=np.int64)
+
+
+def suffix_weights_batch(offsets: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``suffix_weights`` of every record of a CSR layout, bit for bit: each row of a matrix is
+    accumulated in the same order as the record alone."""
+    rem = np.empty(weights.shape[0], dtype=np.float64)
+    for _, at in _length_groups(offsets):
+        rem[at] = np.cumsum(weights[at][:, ::-1], axis=1)[:, ::-1]
+    return rem
+
+
 def prefix_block(weights: list[np.ndarray], ids: list[np.ndarray], t: float, ell: int) -> dict[str, np.ndarray]:
     """The extended prefixes at t of a block of canonical records, in CSR form.
 
     ``offsets`` (int64, one more than records), ``terms`` (int32), ``weights`` and ``afters``
     (float64: each term's weight, the record's weight after it), ``ells`` (int32, l_r).
     """
-    lengths, ells, terms, ws, afters = [], [], [], [], []
-    for w, i in zip(weights, ids, strict=True):
-        w = np.asarray(w, dtype=np.float64)
-        n, ell_r = extended_prefix(w, t, ell)
-        lengths.append(n)
-        ells.append(ell_r)
-        terms.append(np.asarray(i[:n], dtype=np.int32))
-        ws.append(w[:n])
-        afters.append((suffix_weights(w) - w)[:n])
+    lengths = np.fromiter(map(len, weights), dtype=np.int64, count=len(weights))
+    offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    flat_w = np.concatenate(weights).astype(np.float64) if weights else np.zeros(0, dtype=np.float64)
+    flat_ids = np.concatenate(ids).astype(np.int32) if ids else np.zeros(0, dtype=np.int32)
+    return prefix_block_csr(offsets, flat_ids, flat_w, t, ell)
 
-    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
-    return {"offsets": np.concatenate(([0], np.cumsum(lengths, dtype=np.int64))), "terms": cat(terms, np.int32),
-            "weights": cat(ws, np.float64), "afters": cat(afters, np.float64), "ells": np.asarray(ells, dtype=np.int32)}
+def prefix_block_csr(offsets: np.ndarray, ids: np.ndarray, weights: np.ndarray, t: float,
+                     ell: int) -> dict[str, np.ndarray]:
+    """``prefix_block`` of records given as CSR arrays (offsets, term ids, weights), without a
+    numpy call per record; every figure equals ``extended_prefix``'s bit for bit."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = offsets.shape[0] - 1
+    rem = suffix_weights_batch(offsets, weights)
+    # heaviest[r, j]: the sum of r's j heaviest weights (inf past its length: never below t)
+    heaviest = np.full((n, max(ell, 1)), np.inf)
+    heaviest[:, 0] = 0.0
+    for records, at in _length_groups(offsets):
+        top = np.sort(weights[at], axis=1)[:, ::-1][:, : max(ell - 1, 0)]
+        heaviest[records, 1: 1 + top.shape[1]] = np.cumsum(top, axis=1)
+    ells = np.maximum(np.count_nonzero(heaviest < t - EPS, axis=1), 1)
+    cut = t - heaviest[np.arange(n), ells - 1] - EPS
+    record = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    keep = rem >= cut[record]  # rem falls along a record: a prefix of it
+    lengths = np.bincount(record[keep], minlength=n)
+    return {"offsets": np.concatenate(([0], np.cumsum(lengths, dtype=np.int64))),
+            "terms": np.asarray(ids, dtype=np.int32)[keep], "weights": weights[keep],
+            "afters": (rem - weights)[keep], "ells": ells.astype(np.int32)}
 
 
 def ragged_take(offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

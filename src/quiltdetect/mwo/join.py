@@ -16,7 +16,6 @@ import math
 from collections.abc import Iterator
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 from pyspark import RDD
 from pyspark.sql import DataFrame, SparkSession
@@ -27,7 +26,7 @@ from quiltdetect.mwo.filtering import (
     EPS,
     mwo_batch,
     positional_bounds,
-    prefix_block,
+    prefix_block_csr,
     shared_prefix_candidates,
 )
 
@@ -39,21 +38,25 @@ DTYPES = {"keys": np.int64, "offsets": np.int64, "terms": np.int32, "weights": n
           "afters": np.float64, "ells": np.int32}
 
 
-def _block_row(pdf: pd.DataFrame, t: float, ell: int) -> pd.DataFrame:
+def _block_row(table: pa.Table, t: float, ell: int) -> pa.Table:
     """One block's records -> one row: its extended prefixes, each array as raw bytes."""
-    pdf = pdf.sort_values("doc_key")
-    arrays = prefix_block(list(pdf["weights"]), list(pdf["term_ids"]), t, ell)
-    arrays["keys"] = pdf["doc_key"].to_numpy(dtype=np.int64)
-    row = {"block": [int(pdf["block"].iloc[0])], "records": [len(pdf)], "postings": [len(arrays["terms"])]}
-    row.update({f: [np.ascontiguousarray(arrays[f], dtype=DTYPES[f]).tobytes()] for f in BLOCK_FIELDS})
-    return pd.DataFrame(row)
+    table = table.sort_by("doc_key")
+    offsets, ids = flat_numpy(table.column("term_ids"))
+    _, weights = flat_numpy(table.column("weights"))
+    arrays = prefix_block_csr(offsets, ids, weights, t, ell)
+    arrays["keys"] = table.column("doc_key").to_numpy().astype(np.int64)
+    row = {"block": pa.array([int(table.column("block")[0].as_py())], pa.int64()),
+           "records": pa.array([table.num_rows], pa.int64()), "postings": pa.array([len(arrays["terms"])], pa.int64())}
+    row.update({f: pa.array([np.ascontiguousarray(arrays[f], dtype=DTYPES[f]).tobytes()], pa.binary())
+                for f in BLOCK_FIELDS})
+    return pa.table(row)
 
 
 def prefix_blocks(canon: DataFrame, t: float, ell: int, block_size: int) -> DataFrame:
     """(block, records, postings, arrays...): the records' extended prefixes at t, block by block."""
     return canon.select((F.col("doc_key") / block_size).cast("long").alias("block"), "doc_key", "term_ids",
-                        "weights").groupBy("block").applyInPandas(lambda pdf: _block_row(pdf, t, ell),
-                                                                  schema=BLOCK_SCHEMA)
+                        "weights").groupBy("block").applyInArrow(lambda table: _block_row(table, t, ell),
+                                                                 schema=BLOCK_SCHEMA)
 
 
 def _arrays(row: tuple) -> dict[str, np.ndarray]:

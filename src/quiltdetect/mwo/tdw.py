@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import Broadcast
@@ -17,8 +16,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.mwo.arrowlists import flat, flat_numpy
-from quiltdetect.mwo.filtering import EPS, suffix_weights
-from quiltdetect.mwo.rendering import render_rows
+from quiltdetect.mwo.filtering import EPS, suffix_weights_batch
+from quiltdetect.mwo.rendering import render_batch
 
 RECORD_SCHEMA = "doc_key long, doc_id string, url string, terms array<string>, weights array<double>"
 CANON_SCHEMA = "doc_key long, doc_id string, url string, term_ids array<int> not null, weights array<double> not null"
@@ -26,24 +25,27 @@ POSTING_SCHEMA = "term_id int, doc_key long, position int, weight double, rem do
 FIELD_COLUMNS = ("doc_key", "doc_id", "url", "title", "headings", "anchors", "meta_keywords", "meta_description", "text")
 
 
-def render_batches(batches: Iterator[pd.DataFrame], min_weight_ratio: float) -> Iterator[pd.DataFrame]:
+def render_batches(batches: Iterator[pa.RecordBatch], min_weight_ratio: float) -> Iterator[pa.RecordBatch]:
     """Document-table batches -> weighted term records (documents without terms are dropped)."""
     for batch in batches:
-        rows = batch.to_dict("records")
-        kept, all_terms, all_weights = [], [], []
-        for i, (names, weights) in enumerate(render_rows(rows, min_weight_ratio)):
-            if names:
-                kept.append(i)
-                all_terms.append(names)
-                all_weights.append(weights)
-        yield pd.DataFrame({"doc_key": pd.Series([rows[i]["doc_key"] for i in kept], dtype="int64"),
-                            "doc_id": [rows[i]["doc_id"] for i in kept], "url": [rows[i]["url"] for i in kept],
-                            "terms": all_terms, "weights": all_weights})
+        rows = {name: batch.column(name).to_pylist() for name in FIELD_COLUMNS[2:]
+                if batch.column(name).null_count < batch.num_rows}
+        rows.setdefault("text", [None] * batch.num_rows)
+        records = render_batch(rows, min_weight_ratio)
+        if records.pages.shape[0] == 0:
+            continue
+        kept = pa.array(records.pages)
+        offsets = pa.array(records.offsets.astype(np.int32))
+        yield pa.RecordBatch.from_arrays(
+            [batch.column("doc_key").cast(pa.int64()).take(kept), batch.column("doc_id").take(kept),
+             batch.column("url").take(kept), pa.ListArray.from_arrays(offsets, records.terms),
+             pa.ListArray.from_arrays(offsets, pa.array(records.weights, pa.float64()))],
+            names=["doc_key", "doc_id", "url", "terms", "weights"])
 
 
 def weighted_records(docs: DataFrame, min_weight_ratio: float) -> DataFrame:
     """(doc_key, doc_id, url, terms, weights): every page rendered into its normalised weighted record."""
-    return docs.select(*FIELD_COLUMNS).mapInPandas(
+    return docs.select(*FIELD_COLUMNS).mapInArrow(
         lambda it: render_batches(it, min_weight_ratio), schema=RECORD_SCHEMA
     )
 
@@ -105,24 +107,22 @@ def canonical_records(spark: SparkSession, records: DataFrame, order: DataFrame,
     )
 
 
-def posting_batches(batches: Iterator[pd.DataFrame], threshold: float) -> Iterator[pd.DataFrame]:
+def posting_batches(batches: Iterator[pa.RecordBatch], threshold: float) -> Iterator[pa.RecordBatch]:
     """Canonical records -> the postings of their weighted prefixes at ``threshold``."""
     for batch in batches:
-        term_ids, keys, positions, ws, rems = [], [], [], [], []
-        for key, ids, weights in zip(batch["doc_key"].tolist(), batch["term_ids"], batch["weights"], strict=True):
-            w = np.asarray(weights, dtype=np.float64)
-            rem = suffix_weights(w)
-            n = int(np.count_nonzero(rem >= threshold - EPS))
-            term_ids.append(np.asarray(ids[:n], dtype=np.int32))
-            keys.append(np.full(n, key, dtype=np.int64))
-            positions.append(np.arange(n, dtype=np.int32))
-            ws.append(w[:n])
-            rems.append(rem[:n])
-        if not keys:
+        offsets, ids = flat_numpy(batch.column("term_ids"))
+        _, weights = flat_numpy(batch.column("weights"))
+        rem = suffix_weights_batch(offsets, weights)
+        record = np.repeat(np.arange(batch.num_rows, dtype=np.int64), np.diff(offsets))
+        keep = rem >= threshold - EPS  # rem falls along a record: its prefix
+        if not keep.any():
             continue
-        yield pd.DataFrame({"term_id": np.concatenate(term_ids), "doc_key": np.concatenate(keys),
-                            "position": np.concatenate(positions), "weight": np.concatenate(ws),
-                            "rem": np.concatenate(rems)})
+        record = record[keep]
+        keys = batch.column("doc_key").to_numpy(zero_copy_only=False).astype(np.int64)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(ids[keep].astype(np.int32)), pa.array(keys[record]),
+             pa.array((np.flatnonzero(keep) - offsets[record]).astype(np.int32)), pa.array(weights[keep]),
+             pa.array(rem[keep])], names=["term_id", "doc_key", "position", "weight", "rem"])
 
 
 def prefix_postings(canon: DataFrame, threshold: float) -> DataFrame:
@@ -131,6 +131,6 @@ def prefix_postings(canon: DataFrame, threshold: float) -> DataFrame:
     ``rem`` is the record's weight from that position on; a query at t >= threshold keeps
     the postings with rem >= t, which are exactly the prefix terms at t.
     """
-    return canon.select("doc_key", "term_ids", "weights").mapInPandas(
+    return canon.select("doc_key", "term_ids", "weights").mapInArrow(
         lambda it: posting_batches(it, threshold), schema=POSTING_SCHEMA
     )
