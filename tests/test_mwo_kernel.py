@@ -328,8 +328,9 @@ def test_conf_file_equals_dataclass_defaults():
     conf = yaml.safe_load((REPO / "conf" / "mwo.yaml").read_text())
     defaults = {f.name: f.default for f in dataclasses.fields(MwoConfig) if f.name in conf}
     assert set(conf) == {"t", "min_weight_ratio", "index_threshold", "shared_prefix_terms", "broadcast_order_terms",
-                         "block_size", "top"}
-    assert conf == defaults
+                         "block_size", "top", "spark"}
+    assert conf == defaults | {"spark": MwoConfig().spark}
+    assert conf["spark"]["spark.driver.defaultJavaOptions"] == ""  # both JIT compilers: common/config.py
 
 
 @pytest.mark.parametrize("key,value", [("t", 1.5), ("t", "x"), ("index_threshold", -0.1),

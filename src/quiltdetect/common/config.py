@@ -21,19 +21,25 @@ class ConfigError(ValueError):
     """A configuration value or option that the user must fix; the message says how."""
 
 
-def local_spark_defaults() -> dict[str, Any]:
+# The JVM options of the console command's local JVM (spark.driver.defaultJavaOptions), per job:
+# C1 only for jobs whose JVM work is short (their tables hold a few large binary values per row),
+# both compilers for jobs that move millions of list elements through the JVM. Whole runs on the
+# 2-core machine, C1 only / both compilers (docs/performance.md, "JIT"): the quilt job 0.84 of
+# the wall time at 10,000 pages, 0.89 at 100,000, 1.04 at 1,000,000; the MWO self-join 1.42 at
+# 100,000 (its list columns: 26 M postings, 28 M record terms). In defaultJavaOptions, so a
+# user's spark.driver.extraJavaOptions add to it, and --set spark.driver.defaultJavaOptions=...
+# picks either. C1 alone reserves a 48 MB code cache, which a long run fills (the JIT then
+# stops): 240 MB, as with both.
+C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+BOTH_COMPILERS = ""  # the JVM's own default: tiered C1 and C2, a 240 MB code cache
+
+
+def local_spark_defaults(java_options: str = C1_ONLY) -> dict[str, Any]:
     """Spark settings for the console command on a laptop-sized machine (local mode)."""
     return {
         "spark.master": "local[*]",
         "spark.driver.memory": "4g",
-        # The JVM's C1 compiler only: its optimising C2 compiler spent 22 of a 10,000-page quilt
-        # run's 62 CPU seconds compiling, on a run that ends before that pays back. Whole quilt
-        # runs on the 2-core machine, C1 only / both compilers (docs/performance.md, "JIT"):
-        # 0.84 of the wall time at 10,000 pages, 0.89 at 100,000, 1.04 at 1,000,000. In
-        # defaultJavaOptions, so a user's spark.driver.extraJavaOptions add to it; set
-        # spark.driver.defaultJavaOptions= (empty) for both compilers. C1 alone reserves a
-        # 48 MB code cache, which a long run fills (the JIT then stops): 240 MB as with both.
-        "spark.driver.defaultJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m",
+        "spark.driver.defaultJavaOptions": java_options,
         "spark.sql.shuffle.partitions": 32,
         "spark.sql.execution.arrow.maxRecordsPerBatch": 2000,
         "spark.log.level": "WARN",

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from quiltdetect.common.config import ConfigError, JobConfig, check_int
+from quiltdetect.common.config import (
+    BOTH_COMPILERS,
+    ConfigError,
+    JobConfig,
+    check_int,
+    local_spark_defaults,
+)
 
 __all__ = ["MwoConfig"]
 
@@ -27,6 +34,9 @@ class MwoConfig(JobConfig):
     broadcast_order_terms: int = 5_000_000  # canonicalise by broadcasting the global order up to this many terms; 0: never
     block_size: int = 2000  # join: records per block (two blocks meet in one task; memory ~ block_size^2)
     top: int = 10  # pairs shown in the end-of-run summary
+    # Both JIT compilers: the index and the join move every record term through the JVM as list
+    # elements, where C2's code pays for its compile time (common/config.py, C1_ONLY).
+    spark: dict[str, Any] = field(default_factory=lambda: local_spark_defaults(BOTH_COMPILERS))
 
     def validate(self, *, need_io: bool = True) -> MwoConfig:
         """Fail with a message naming the option when a value cannot work."""
