@@ -1,7 +1,7 @@
 """The corpus-wide MWO self-join on Spark: l-prefix filtering, positional filtering, verification.
 
 Records are cut into blocks of ``block_size`` consecutive doc_keys, each block holding its
-records' extended prefixes (``filtering.prefix_block``). Every pair of blocks (a block with
+records' extended prefixes (``filtering.prefix_block_csr``). Every pair of blocks (a block with
 itself included) meets in one task: one sparse product of the two blocks' term incidence
 matrices counts the shared extended-prefix terms of every cross pair, the pairs sharing
 min(l_a, l_b) of them are bounded by the weighted positional filter, and only the

@@ -1,6 +1,6 @@
 """The term document weight (TDW) matrix on Spark: records, global order, canonical records, postings.
 
-Every step is a DataFrame transform; the per-record work runs in pandas UDFs over the
+Every step is a DataFrame transform; the per-record work runs in Arrow UDFs, a batch at a time, over the
 Spark-free kernels (``rendering``, ``filtering``).
 """
 
