@@ -71,7 +71,8 @@ def shares_enough(ids_r: np.ndarray, w_r: np.ndarray, ids_s: np.ndarray, w_s: np
 def _length_groups(offsets: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(records, their element indexes as a records x L matrix) for each record length L > 0
     of a CSR layout: a dense matrix per length, so per-record sums run as row operations."""
-    lengths = np.diff(np.asarray(offsets, dtype=np.int64))
+    offsets = np.asarray(offsets, dtype=np.int64)
+    lengths = np.diff(offsets)
     order = np.argsort(lengths, kind="stable")
     for group in np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1):
         if group.shape[0] and lengths[group[0]] > 0:
