@@ -674,6 +674,17 @@ def incremental_rows(args: argparse.Namespace, record) -> dict:
     return figures
 
 
+def skip_spec(text: str) -> tuple[str, int | None]:
+    """``--skip JOB`` (every size) or ``--skip JOB@N`` (only the N-page corpus)."""
+    mode, _, pages = text.partition("@")
+    if mode not in JOB_MODES:
+        raise argparse.ArgumentTypeError(f"{mode!r} is not a job: one of {', '.join(JOB_MODES)}")
+    try:
+        return mode, int(pages) if pages else None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: N in JOB@N is a page count, e.g. mwo-join@1000000") from None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd")
@@ -712,8 +723,9 @@ def main() -> None:
     ap.add_argument("--drop-outputs", action="store_true",
                     help="delete each job's output once its row is recorded (the JSON figures stay): "
                          "every analysis at 1,000,000 pages leaves more than 34 GB")
-    ap.add_argument("--skip", choices=list(JOB_MODES), action="append", default=[],
-                    help="leave out this job of an --only group (repeatable), e.g. --only mwo --skip mwo-join")
+    ap.add_argument("--skip", type=skip_spec, action="append", default=[], metavar="JOB[@N]",
+                    help="leave out this job of an --only group (repeatable), at every size or only at N pages: "
+                         f"one of {', '.join(JOB_MODES)}, e.g. --only mwo --skip mwo-join or --skip mwo-join@1000000")
     ap.add_argument("--only", choices=[*ONLY_GROUPS, "naive", "kernel", "warc", "skew", "incremental"],
                     action="append",
                     help="what to run (repeatable; default: quilts, naive, kernel, warc, skew); neardup (default "
@@ -768,7 +780,8 @@ def main() -> None:
             if group == "quilts" or group not in only:
                 continue
             for mode in modes:
-                if mode in args.skip:
+                if (mode, None) in args.skip or (mode, n) in args.skip:
+                    results.setdefault("skipped", []).append({"mode": mode, "pages": n})
                     continue
                 started = time.perf_counter()
                 quilts = [r["seconds"] for r in results["runs"] if r["mode"] == "quilts" and r["pages"] == meta["pages"]]
