@@ -91,6 +91,30 @@ def test_gram_fingerprints_shape_and_order_sensitivity():
         gram_fingerprints(h, 0)
 
 
+def test_murmur_and_fingerprints_across_their_slices():
+    """Both hash a slice of ``CHUNK`` keys at a time: many keys, short and long mixed, give
+    what one key at a time gives, and the fingerprints the chain of the definition."""
+    import mmh3
+
+    from quiltdetect.kernel.grams import _MIX
+    from quiltdetect.kernel.murmur import CHUNK, fmix64
+
+    rng = np.random.default_rng(7)
+    lengths = rng.choice([0, 1, 3, 8, 9, 15, 16, 17, 40], size=2 * CHUNK + 123)
+    keys = [rng.bytes(int(n)) for n in lengths]
+    buf = np.frombuffer(b"".join(keys) + bytes(PAD), dtype=np.uint8)
+    starts = np.cumsum(lengths) - lengths
+    got = hash64_many(buf, starts, lengths, 99)
+    assert [int(h) for h in got] == [mmh3.hash64(k, 99, signed=False)[0] for k in keys]
+
+    hashes = rng.integers(0, 2**64, size=CHUNK + 77, dtype=np.uint64)
+    for k in (1, 5):
+        expected = fmix64(hashes[:hashes.shape[0] - k + 1])
+        for j in range(1, k):
+            expected = fmix64((expected * _MIX) ^ hashes[j:j + expected.shape[0]])
+        assert np.array_equal(gram_fingerprints(hashes, k), expected)
+
+
 def test_gram_fingerprint_equals_gram_of_the_same_words_elsewhere():
     one = gram_fingerprints(word_hashes("x y one two three four five z"), 5)
     two = gram_fingerprints(word_hashes("one two three four five"), 5)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from quiltdetect.kernel.murmur import fmix64
+from quiltdetect.kernel.murmur import CHUNK, fmix64, fmix64_in_place
 from quiltdetect.kernel.words import word_hashes
 
 __all__ = ["distinct_grams", "fmix64", "gram_fingerprints", "text_grams"]
@@ -32,11 +32,20 @@ def gram_fingerprints(hashes: np.ndarray, k: int) -> np.ndarray:
     n_grams = hashes.shape[0] - k + 1
     if n_grams <= 0:
         return np.empty(0, dtype=np.uint64)
+    hashes = np.asarray(hashes, dtype=np.uint64)
+    out = np.empty(n_grams, dtype=np.uint64)
+    scratch = np.empty(min(n_grams, CHUNK), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        acc = fmix64(hashes[:n_grams])
-        for j in range(1, k):
-            acc = fmix64((acc * _MIX) ^ hashes[j : j + n_grams])
-    return acc
+        for lo in range(0, n_grams, CHUNK):  # a slice at a time, in place: it stays in the cache
+            hi = min(n_grams, lo + CHUNK)
+            acc, tmp = out[lo:hi], scratch[:hi - lo]
+            acc[...] = hashes[lo:hi]
+            fmix64_in_place(acc, tmp)
+            for j in range(1, k):
+                acc *= _MIX
+                acc ^= hashes[lo + j:hi + j]
+                fmix64_in_place(acc, tmp)
+    return out
 
 
 def text_grams(text: str | None, k: int) -> np.ndarray:
