@@ -235,7 +235,9 @@ class MemorySampler(threading.Thread):
         # python_worker_max_rss: the largest single Python descendant (a worker or the daemon)
         self.peak = {"jvm_rss": 0, "python_workers_rss": 0, "python_worker_max_rss": 0}
         self.cpu: dict[int, float] = {}  # pid -> latest utime + stime (s) of every descendant seen
-        self.timeline: list[tuple[float, float]] = []  # (perf_counter, CPU seconds so far)
+        self.kind: dict[int, str] = {}  # pid -> "jvm" or "python_workers"
+        # (perf_counter, CPU seconds so far: all, the JVM's, the Python workers')
+        self.timeline: list[tuple[float, float, float, float]] = []
         self.stop_flag = threading.Event()
 
     @staticmethod
@@ -269,11 +271,17 @@ class MemorySampler(threading.Thread):
             self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu)
             if cmd.endswith("java"):
                 jvm += rss
+                self.kind[pid] = "jvm"
             elif "python" in cmd:
                 workers += rss
+                self.kind[pid] = "python_workers"
                 self.peak["python_worker_max_rss"] = max(self.peak["python_worker_max_rss"], rss)
         mine = os.times()
-        self.timeline.append((time.perf_counter(), sum(self.cpu.values()) + mine.user + mine.system))
+        by_kind = {"jvm": 0.0, "python_workers": 0.0}
+        for pid, kind in self.kind.items():
+            by_kind[kind] += self.cpu[pid]
+        self.timeline.append((time.perf_counter(), sum(self.cpu.values()) + mine.user + mine.system,
+                              by_kind["jvm"], by_kind["python_workers"]))
         self.peak["jvm_rss"] = max(self.peak["jvm_rss"], jvm)
         self.peak["python_workers_rss"] = max(self.peak["python_workers_rss"], workers)
 
@@ -325,15 +333,16 @@ def spark_figures(spark) -> dict:
     return {"shuffle_write_bytes": shuffle_write, "jvm_peak_heap": heap, "stages": per_stage, "worst_stage": worst}
 
 
-def stage_cpu(timeline: list[tuple[float, float]], start: float, stages: dict) -> dict:
-    """CPU seconds spent during each stage (stages ran one after another from ``start``)."""
+def stage_cpu(timeline: list[tuple[float, ...]], start: float, stages: dict, column: int = 1) -> dict:
+    """CPU seconds spent during each stage (stages ran one after another from ``start``);
+    ``column``: 1 all processes, 2 the JVM, 3 the Python workers (``MemorySampler.timeline``)."""
     import bisect
 
-    times = [t for t, _ in timeline]
+    times = [row[0] for row in timeline]
 
     def cpu_at(t: float) -> float:
         i = min(max(bisect.bisect_left(times, t), 0), len(timeline) - 1)
-        return timeline[i][1]
+        return timeline[i][column]
 
     out, t = {}, start
     for name, seconds in stages.items():
@@ -416,6 +425,9 @@ def run_one(args: argparse.Namespace) -> None:
             out["counts"] = {k: {c: v for c, v in st.items() if c != "seconds"} for k, st in stages.items()}
             out["quilts"] = stages.get("quilts", {}).get("quilts")
             out["stage_cpu_seconds"] = stage_cpu(sampler.timeline, t_job, out["stage_seconds"])
+            # the same split by process: where a stage's CPU goes (the driver's Python is neither)
+            out["stage_cpu_jvm"] = stage_cpu(sampler.timeline, t_job, out["stage_seconds"], 2)
+            out["stage_cpu_python_workers"] = stage_cpu(sampler.timeline, t_job, out["stage_seconds"], 3)
             # the job's own driver peak, before the REST figures below parse large JSON here
             out["driver_python_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
             out.update(spark_figures(spark))
