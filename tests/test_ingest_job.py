@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from pyspark import StorageLevel
 
 from quiltdetect.cli import main
 from quiltdetect.doctable.job import IngestConfig
@@ -94,3 +95,20 @@ def test_only_an_ingest_runs_docs_table_is_taken_as_it_is(spark, tmp_path):
     assert not taken(tmp_path / "quilts" / "docs")
     cfg = JobConfig(inputs=[str(tmp_path / "ingest" / "docs"), CRAWL[0]], output=str(tmp_path / "out"))
     assert ingested_docs(spark, cfg, resolve_inputs(spark, cfg.inputs, cfg.input_format)) is None
+
+
+def test_the_read_inputs_are_let_go_once_docs_is_written(spark, tmp_path):
+    """The ingest keeps every input row in a checkpoint until docs/ is written (``cut``), and
+    ``release`` frees it then, not only when the run ends: at 1,000,000 pages it holds ~5 GB."""
+    from quiltdetect.common.caching import cut, keep, release, released
+
+    rows = spark.range(100).selectExpr("id", "repeat('x', 10) AS text")
+    before = set(spark.sparkContext._jsc.getPersistentRDDs())
+    with released():
+        checkpoint, persisted = cut(rows, StorageLevel.DISK_ONLY), keep(rows.where("id > 5"))
+        assert persisted.count() == 94 and checkpoint.count() == 100
+        held = set(spark.sparkContext._jsc.getPersistentRDDs())
+        assert len(held - before) == 2
+        release(checkpoint)
+        release(persisted)
+        assert set(spark.sparkContext._jsc.getPersistentRDDs()) == before

@@ -31,7 +31,7 @@ from pyspark.sql.types import (
 )
 
 from quiltdetect.common import fs
-from quiltdetect.common.caching import keep
+from quiltdetect.common.caching import cut
 from quiltdetect.common.config import ConfigError
 from quiltdetect.ingest import records
 from quiltdetect.ingest.urls import domain_of, host_of
@@ -527,7 +527,7 @@ def with_doc_keys(docs: DataFrame) -> DataFrame:
     count per partition comes to the driver).
     """
     ordered = docs.orderBy("doc_id").withColumn("_row", F.monotonically_increasing_id())
-    ordered = keep(ordered.withColumn("_part", F.shiftright("_row", 33)), TEXT_CACHE)
+    ordered = cut(ordered.withColumn("_part", F.shiftright("_row", 33)), TEXT_CACHE)
     sizes = sorted((r["_part"], r["n"]) for r in ordered.groupBy("_part").agg(F.count(F.lit(1)).alias("n")).collect())
     offsets, total = [], 0
     for part, n in sizes:
