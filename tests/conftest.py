@@ -74,6 +74,7 @@ def spark():
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from tiers import SHORT_JVM
 
+    from quiltdetect.common.config import PYTHON_DAEMON
     from quiltdetect.common.session import build_session
 
     session = build_session(
@@ -93,6 +94,8 @@ def spark():
             # end-to-end and cluster tests run the shipped settings.
             "spark.driver.extraJavaOptions": SHORT_JVM,
             "spark.sql.codegen.wholeStage": "false",
+            # as every local session of the console: PySpark's daemon without its per-task costs
+            "spark.python.daemon.module": PYTHON_DAEMON,
         },
         local=True,
     )

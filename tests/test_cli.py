@@ -317,6 +317,30 @@ def test_the_console_starts_its_jvm_with_c1_only_and_spark_submit_keeps_its_own(
     assert off.spark["spark.driver.defaultJavaOptions"] == ""
 
 
+@pytest.mark.parametrize("local", [True, False], ids=["console", "spark-submit"])
+def test_the_console_starts_its_python_workers_from_quiltdetects_daemon_and_spark_submit_does_not(
+        monkeypatch, tmp_path, local):
+    """Local sessions run PySpark's daemon through ``common/pydaemon.py`` (every Python task
+    re-read three archives and compiled PySpark from source otherwise); under spark-submit the
+    executors' Python may not have quiltdetect before a task's files arrive, so it is not set;
+    ``--set spark.python.daemon.module=pyspark.daemon`` picks PySpark's own."""
+    from quiltdetect.common import session
+    from quiltdetect.common.config import PYTHON_DAEMON
+
+    builder = _Builder()
+    monkeypatch.setattr(session.SparkSession, "builder", builder)
+    monkeypatch.setattr(session, "check_java", lambda: 17)
+    monkeypatch.setattr(session, "SparkConf", _nothing_submitted)
+    monkeypatch.setenv("QUILTDETECT_JVM_CACHE", "off")
+    cfg = quilt_config(build_parser().parse_args(["quilts", "--input", str(tmp_path), "--output", str(tmp_path / "o")]))
+    session.build_session("t", cfg.spark, local=local)
+    assert builder.conf.get("spark.python.daemon.module") == (PYTHON_DAEMON if local else None)
+    assert PYTHON_DAEMON == "quiltdetect.common.pydaemon"
+    off = quilt_config(build_parser().parse_args(
+        ["quilts", "--input", str(tmp_path), "--output", str(tmp_path / "o"), "--set", "spark.python.daemon.module=pyspark.daemon"]))
+    assert off.spark["spark.python.daemon.module"] == "pyspark.daemon"
+
+
 def _nothing_submitted() -> types.SimpleNamespace:
     """A SparkConf stand-in: spark-submit set nothing."""
     return types.SimpleNamespace(get=lambda key, default=None: default, contains=lambda key: False)

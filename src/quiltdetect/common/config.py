@@ -32,6 +32,10 @@ class ConfigError(ValueError):
 # stops): 240 MB, as with both.
 C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 BOTH_COMPILERS = ""  # the JVM's own default: tiered C1 and C2, a 240 MB code cache
+# The Python worker daemon of the console's local sessions: PySpark's, with the archives on the
+# workers' sys.path read once instead of at the start of every task (common/pydaemon.py).
+# Not passed on under spark-submit (session.build_session).
+PYTHON_DAEMON = "quiltdetect.common.pydaemon"
 
 
 def local_spark_defaults(java_options: str = C1_ONLY) -> dict[str, Any]:
@@ -40,6 +44,7 @@ def local_spark_defaults(java_options: str = C1_ONLY) -> dict[str, Any]:
         "spark.master": "local[*]",
         "spark.driver.memory": "4g",
         "spark.driver.defaultJavaOptions": java_options,
+        "spark.python.daemon.module": PYTHON_DAEMON,
         "spark.sql.shuffle.partitions": 32,
         "spark.sql.execution.arrow.maxRecordsPerBatch": 2000,
         "spark.log.level": "WARN",

@@ -51,6 +51,7 @@ BASE_CONF: dict[str, str] = {
 
 MIN_SPLITS = "spark.sql.files.minPartitionNum"
 JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
+PYTHON_DAEMON_KEY = "spark.python.daemon.module"
 
 # The Java releases PySpark 4.0 runs on: Spark 4.0 supports 17 and 21 (it dropped 8 and 11), and
 # from 23 on the session does not start ("getSubject is not supported", from Hadoop's login code).
@@ -135,6 +136,8 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
         conf.pop("spark.master", None)
         conf.pop("spark.driver.memory", None)
         conf.pop("spark.driver.defaultJavaOptions", None)  # the driver JVM is running already
+        # the executors' Python may not have quiltdetect before a task's files arrive (--py-files)
+        conf.pop(PYTHON_DAEMON_KEY, None)
     own_options = conf.get(JAVA_OPTIONS, "")
     if archive.options:
         conf[JAVA_OPTIONS] = f"{own_options} {archive.options}".strip()
