@@ -111,4 +111,4 @@ def test_the_read_inputs_are_let_go_once_docs_is_written(spark, tmp_path):
         assert len(held - before) == 2
         release(checkpoint)
         release(persisted)
-        assert set(spark.sparkContext._jsc.getPersistentRDDs()) == before
+        assert set(spark.sparkContext._jsc.getPersistentRDDs()) <= before  # (ContextCleaner may drop others')

@@ -184,12 +184,14 @@ def test_the_readme_python_example_runs_as_written(spark, tmp_path, sample_run, 
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     # A notebook's session lives on: the two runs leave nothing persisted behind them (every
-    # ``keep`` is released, common/caching.py), and a table the user cached stays cached.
+    # ``keep`` is released, common/caching.py), and a table the user cached stays cached. (Tables
+    # that earlier tests persisted and no longer reference may go meanwhile: Spark's
+    # ContextCleaner unpersists them after a JVM garbage collection, at any time.)
     mine = spark.read.parquet(str(out / "docs")).select("doc_id").cache()
     assert mine.count() > 0
     persisted = set(spark.sparkContext._jsc.getPersistentRDDs())
     exec(compile(code.replace("quiltdetect-demo/docs", str(out / "docs")), "README.md", "exec"), {})
-    assert set(spark.sparkContext._jsc.getPersistentRDDs()) == persisted and mine.is_cached
+    assert set(spark.sparkContext._jsc.getPersistentRDDs()) <= persisted and mine.is_cached
     mine.unpersist()
     printed = capsys.readouterr().out
     assert re.search(r"\|\s*url\|\s*patchfrac\|n_sources\|", printed), printed
