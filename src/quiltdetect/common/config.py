@@ -32,8 +32,8 @@ class ConfigError(ValueError):
 # stops): 240 MB, as with both.
 C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 BOTH_COMPILERS = ""  # the JVM's own default: tiered C1 and C2, a 240 MB code cache
-# The Python worker daemon of the console's local sessions: PySpark's, with the archives on the
-# workers' sys.path read once instead of at the start of every task (common/pydaemon.py).
+# The Python worker daemon of the console's local sessions: PySpark's, importing PySpark compiled
+# and reading the archives on the workers' sys.path once, not at every task (common/pydaemon.py).
 # Not passed on under spark-submit (session.build_session).
 PYTHON_DAEMON = "quiltdetect.common.pydaemon"
 
