@@ -34,6 +34,7 @@ from quiltdetect.common import fs
 from quiltdetect.common.caching import cut
 from quiltdetect.common.config import ConfigError
 from quiltdetect.ingest import records
+from quiltdetect.ingest.keys import TIE_BREAK
 from quiltdetect.ingest.urls import domain_of, host_of
 
 log = logging.getLogger(__name__)
@@ -505,15 +506,13 @@ TEXT_CACHE = StorageLevel.DISK_ONLY
 
 
 def keep_one_per_id(docs: DataFrame) -> DataFrame:
-    """One row per doc_id: the one with the smallest (source, offset, url); a ``dup_rank`` > 1
+    """One row per doc_id: the one with the smallest (source, offset, url, text); a ``dup_rank`` > 1
     marks the others, which the caller counts as ``duplicate_doc_id`` skips.
 
     The rows are range-partitioned on doc_id, so the later sort by doc_id (``with_doc_keys``)
     needs no second shuffle of the texts.
     """
-    order = Window.partitionBy("doc_id").orderBy(
-        F.col("source").asc_nulls_last(), F.col("offset").asc_nulls_last(), F.col("url").asc_nulls_last()
-    )
+    order = Window.partitionBy("doc_id").orderBy(*[F.col(c).asc_nulls_last() for c in TIE_BREAK])
     return docs.repartitionByRange("doc_id").withColumn("dup_rank", F.row_number().over(order))
 
 

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
-from quiltdetect.common.caching import cut, release
+from quiltdetect.common.caching import cut, keep, release
 from quiltdetect.common.config import JobConfig
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
@@ -27,6 +27,7 @@ from quiltdetect.common.runstate import (
     resolve_previous,
     run_identity,
 )
+from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
 from quiltdetect.ingest.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
@@ -37,7 +38,6 @@ from quiltdetect.ingest.read import (
     keep_one_per_id,
     read_rows,
     resolve_inputs,
-    with_doc_keys,
 )
 
 SPILL = StorageLevel.MEMORY_AND_DISK
@@ -93,9 +93,11 @@ def document_table(
             table = write_ingested(spark, cfg, out, ingested, len(files), counts)
         else:
             read = read_documents(spark, cfg, out, files=files, frame=frame)
-            table = out.write_table(with_doc_keys(read.docs), "docs", DOCS_WRITE_OPTIONS)
-            release(read.rows)
-            read.count_into(counts, table.count())
+            ranges = doc_id_ranges(read.candidate_ids, read.candidates, read.candidate_bytes)
+            table = out.write_table(numbered_documents(read.candidate_rows, ranges, DOCS_TABLE_COLUMNS), "docs",
+                                    DOCS_WRITE_OPTIONS)
+            read.release()
+            read.count_into(counts, ranges.documents)
         if state is not None:
             tables = ["docs", "rejects"] if cfg.write_rejects else ["docs"]
             state.finish_stage("ingest", key, tables, {k: v for k, v in counts.items() if k != "seconds"})
@@ -158,15 +160,28 @@ def write_ingested(spark: SparkSession, cfg: JobConfig, out: OutputFolder, sourc
 
 @dataclass
 class ReadDocuments:
-    """The inputs read once: every record (``rows``, cached until the caller unpersists it) and
-    the documents without doc_keys (``docs``: one row per doc_id), with what was skipped."""
+    """The inputs read once: every record (``rows``, kept until ``release``), the doc_ids of the
+    records not skipped (``candidate_ids``, kept too) and the documents without doc_keys
+    (``docs``: one row per doc_id), with what was skipped."""
 
     rows: DataFrame
+    candidate_ids: DataFrame
     docs: DataFrame
     files: int
     skipped: dict[str, int]
     candidates: int  # records that were not skipped, before keeping one per doc_id
+    candidate_bytes: int  # their texts' UTF-8 bytes
     lenient: int
+
+    @property
+    def candidate_rows(self) -> DataFrame:
+        """The records not skipped, duplicate doc_ids included, in DOC_COLUMNS."""
+        return self.rows.where(F.col("skip_reason").isNull()).select(*DOC_COLUMNS)
+
+    def release(self) -> None:
+        """Let go of the kept records and doc_ids."""
+        release(self.rows)
+        release(self.candidate_ids)
 
     def count_into(self, counts: dict, n_docs: int) -> None:
         """The ingest stage's counts, ``n_docs`` being the documents the table kept."""
@@ -198,9 +213,13 @@ def read_documents(
     # parse it again (for a Parquet table: 37 s -> 28 s of ingest at 100,000 pages). A
     # checkpoint, not a persisted frame: the ingest costs 0.88x the CPU (see ``cut``).
     rows = cut(rows, TEXT_CACHE)
+    # The doc_ids (and what the counts need) kept apart as they are counted: numbering the
+    # documents reads them twice more (``keys.doc_id_ranges``), without reading the texts.
+    narrow = keep(rows.select("doc_id", "skip_reason", "decode_errors", F.octet_length("text").alias("bytes")), SPILL)
     by_reason = (
-        rows.groupBy("skip_reason")
-        .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"))
+        narrow.groupBy("skip_reason")
+        .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"),
+             F.sum("bytes").alias("bytes"))
         .collect()
     )
     ranked = keep_one_per_id(rows.where(F.col("skip_reason").isNull()))
@@ -212,9 +231,11 @@ def read_documents(
         out.write_table(rejects.orderBy("source", "offset", "doc_id"), "rejects")
     return ReadDocuments(
         rows=rows,
+        candidate_ids=narrow.where(F.col("skip_reason").isNull()).select("doc_id"),
         docs=ranked.where(F.col("dup_rank") == 1).select(*DOC_COLUMNS),
         files=len(files),
         skipped={r["skip_reason"]: int(r["n"]) for r in by_reason if r["skip_reason"] is not None},
         candidates=sum(int(r["n"]) for r in by_reason if r["skip_reason"] is None),
+        candidate_bytes=sum(int(r["bytes"] or 0) for r in by_reason if r["skip_reason"] is None),
         lenient=sum(int(r["lenient"] or 0) for r in by_reason if r["skip_reason"] is None),
     )

@@ -34,7 +34,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
-from quiltdetect.common.caching import release
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.folder import OutputFolder, read_bucketed
 from quiltdetect.common.runstate import COMPLETE, STATE_DIR
@@ -136,7 +135,7 @@ def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, Data
         # old texts are not read, decoded and encoded again (5.4 s of a 100,000-page update).
         table = out.concat_tables([fs.join(previous.path, "docs"), out.path(SEGMENT)], "docs")
         n_read, n_new = read.docs.count(), new.count()  # before the cached inputs go: no second read
-        release(read.rows)
+        read.release()
         read.count_into(counts, n_read)
         counts["previous_run"] = previous.path
         counts["previous_documents"] = n_old
