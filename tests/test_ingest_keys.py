@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import random
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
@@ -93,6 +94,20 @@ def test_numbered_documents_equal_the_sorted_then_counted_keys(spark, seed):
     assert got == want
     assert [r[-1] for r in got] == list(range(len(got))) == list(range(ranges.documents))
     assert new.schema["doc_key"].dataType.simpleString() == "bigint" and new.schema["doc_key"].nullable
+
+
+def test_every_column_of_the_numbered_table_is_nullable(spark, tmp_path):
+    """docs/ keeps one schema whatever the input (an update adds its files to a previous run's):
+    a column that is not nullable where it comes from (a file's name) is nullable here."""
+    frame = spark.createDataFrame([("a", "u", "t", "s", 1)], "doc_id string, url string, text string, "
+                                                             "source string, offset long")
+    strict = frame.select("doc_id", "url", "text", F.lit("file").alias("source"), F.lit(1).cast("long").alias("offset"))
+    assert not strict.schema["source"].nullable and not strict.schema["offset"].nullable
+    table = numbered_documents(strict, doc_id_ranges(strict, 1, 1), [*COLUMNS, "doc_key"])
+    assert all(f.nullable for f in table.schema.fields)
+    table.write.parquet(str(tmp_path / "t"))  # as the optimised plan writes it
+    assert all(f.nullable for f in pq.read_schema(next((tmp_path / "t").glob("*.parquet"))))
+    assert [tuple(r) for r in table.collect()] == [("a", "u", "t", "file", 1, 0)]
 
 
 def test_no_documents_and_one_range(spark):

@@ -136,9 +136,12 @@ def numbered_documents(candidates: DataFrame, ranges: Ranges, columns: list[str]
     kept = moved.withColumn("_prev", previous)
     kept = kept.where(F.col("_prev").isNull() | (F.col("_prev") != F.col("doc_id")))
     number = Window.partitionBy("_p").orderBy("doc_id")
-    # a long, nullable as in every docs/ table before (an update adds files to a previous one)
-    key = F.when(F.col("doc_id").isNotNull(), (first + F.row_number().over(number) - 1).cast("long"))
-    return kept.withColumn("doc_key", key).select(*columns)
+    # Every column written nullable (a ``when`` on the nullable doc_id, which the optimizer cannot
+    # drop), whatever the input's columns are, and the key a long: docs/ has one schema, as an
+    # update that adds its files to a previous run's needs.
+    known = F.col("doc_id").isNotNull()
+    numbered = kept.withColumn("doc_key", (first + F.row_number().over(number) - 1).cast("long"))
+    return numbered.select(*[F.col(c) if c == "doc_id" else F.when(known, F.col(c)).alias(c) for c in columns])
 
 
 def _bytes(size: str) -> int:

@@ -92,7 +92,7 @@ def document_table(
         if ingested is not None:
             table = write_ingested(spark, cfg, out, ingested, len(files), counts)
         else:
-            read = read_documents(spark, cfg, out, files=files, frame=frame)
+            read = read_documents(spark, cfg, out, files=files, frame=frame, reread=True)
             ranges = doc_id_ranges(read.candidate_ids, read.candidates, read.candidate_bytes)
             table = out.write_table(numbered_documents(read.candidate_rows, ranges, DOCS_TABLE_COLUMNS), "docs",
                                     DOCS_WRITE_OPTIONS)
@@ -158,20 +158,33 @@ def write_ingested(spark: SparkSession, cfg: JobConfig, out: OutputFolder, sourc
     return table
 
 
+def rereadable(files: list[InputFile] | None) -> bool:
+    """Inputs that a second scan reads for less than a checkpoint of their rows costs (written
+    once, read twice): local Parquet files, whose scan of the doc_ids needs no text but its
+    length and validity. WARC/WET records are parsed in Python, JSON lines parsed whole, and
+    remote files fetched again, so those are kept."""
+    return bool(files) and all(f.format == "parquet" and fs.is_local(f.path) for f in files)
+
+
 @dataclass
 class ReadDocuments:
-    """The inputs read once: every record (``rows``, kept until ``release``), the doc_ids of the
-    records not skipped (``candidate_ids``, kept too) and the documents without doc_keys
+    """The inputs read once: every record (``rows``, kept until ``release`` unless ``reread``),
+    their doc_ids with what the counts need (``narrow``, kept) and the documents without doc_keys
     (``docs``: one row per doc_id), with what was skipped."""
 
     rows: DataFrame
-    candidate_ids: DataFrame
+    narrow: DataFrame  # (doc_id, skip_reason, decode_errors, bytes) of every record, kept
     docs: DataFrame
     files: int
     skipped: dict[str, int]
     candidates: int  # records that were not skipped, before keeping one per doc_id
     candidate_bytes: int  # their texts' UTF-8 bytes
     lenient: int
+
+    @property
+    def candidate_ids(self) -> DataFrame:
+        """The doc_ids of the records not skipped, duplicates included."""
+        return self.narrow.where(F.col("skip_reason").isNull()).select("doc_id")
 
     @property
     def candidate_rows(self) -> DataFrame:
@@ -181,7 +194,7 @@ class ReadDocuments:
     def release(self) -> None:
         """Let go of the kept records and doc_ids."""
         release(self.rows)
-        release(self.candidate_ids)
+        release(self.narrow)
 
     def count_into(self, counts: dict, n_docs: int) -> None:
         """The ingest stage's counts, ``n_docs`` being the documents the table kept."""
@@ -197,10 +210,13 @@ class ReadDocuments:
 
 def read_documents(
     spark: SparkSession, cfg: JobConfig, out: OutputFolder, *, files: list[InputFile] | None = None,
-    frame: DataFrame | None = None,
+    frame: DataFrame | None = None, reread: bool = False,
 ) -> ReadDocuments:
     """Read every input (or the caller's DataFrame), count skips by reason, keep one record per
-    doc_id and write rejects/ when asked: the document table before its doc_keys."""
+    doc_id and write rejects/ when asked: the document table before its doc_keys.
+
+    ``reread``: the caller reads the records twice (the doc_ids, then the texts once), so local
+    Parquet inputs are read again rather than kept (``rereadable``)."""
     if frame is not None:  # the Python API: the caller's DataFrame instead of input files
         files = []
         rows = frame_rows(frame, cfg.columns())
@@ -211,8 +227,11 @@ def read_documents(
     # Every input is read once and kept (on disk: TEXT_CACHE): the counts below, the
     # range partitioning's sample of doc_ids and the shuffle would otherwise each read and
     # parse it again (for a Parquet table: 37 s -> 28 s of ingest at 100,000 pages). A
-    # checkpoint, not a persisted frame: the ingest costs 0.88x the CPU (see ``cut``).
-    rows = cut(rows, TEXT_CACHE)
+    # checkpoint, not a persisted frame: the ingest costs 0.88x the CPU (see ``cut``). Local
+    # Parquet files read twice cost less than the checkpoint's write and two reads, when the
+    # caller needs only the doc_ids before the texts (``reread``).
+    if not (reread and rereadable(files)):
+        rows = cut(rows, TEXT_CACHE)
     # The doc_ids (and what the counts need) kept apart as they are counted: numbering the
     # documents reads them twice more (``keys.doc_id_ranges``), without reading the texts.
     narrow = keep(rows.select("doc_id", "skip_reason", "decode_errors", F.octet_length("text").alias("bytes")), SPILL)
@@ -231,7 +250,7 @@ def read_documents(
         out.write_table(rejects.orderBy("source", "offset", "doc_id"), "rejects")
     return ReadDocuments(
         rows=rows,
-        candidate_ids=narrow.where(F.col("skip_reason").isNull()).select("doc_id"),
+        narrow=narrow,
         docs=ranked.where(F.col("dup_rank") == 1).select(*DOC_COLUMNS),
         files=len(files),
         skipped={r["skip_reason"]: int(r["n"]) for r in by_reason if r["skip_reason"] is not None},
