@@ -118,14 +118,15 @@ def doc_id_ranges(candidates: DataFrame, n_candidates: int, total_bytes: int) ->
     return Ranges(bounds, [*first, total])
 
 
-def numbered_documents(candidates: DataFrame, ranges: Ranges, columns: list[str]) -> DataFrame:
+def numbered_documents(candidates: DataFrame, ranges: Ranges, columns: list[str], first_key: int = 0) -> DataFrame:
     """``columns`` of one row per doc_id of ``candidates`` (the one with the smallest (source,
-    offset, url), as ``read.keep_one_per_id`` keeps) with its ``doc_key``, sorted by doc_id in
-    part files of one range each: the texts are shuffled once."""
+    offset, url, text), as ``read.keep_one_per_id`` keeps) with its ``doc_key`` (from
+    ``first_key`` on: an update keys its new documents after the previous ones), sorted by
+    doc_id in part files of one range each: the texts are shuffled once."""
     n = len(ranges.bounds) + 1
     r = range_of(F.col("doc_id"), ranges.bounds)
     target = F.element_at(F.array(*[F.lit(v) for v in partition_values(n)]), r + 1)
-    first = F.element_at(F.array(*[F.lit(k).cast("long") for k in ranges.first_keys[:-1]]), F.col("_r") + 1)
+    first = F.element_at(F.array(*[F.lit(first_key + k).cast("long") for k in ranges.first_keys[:-1]]), F.col("_r") + 1)
     moved = candidates.withColumn("_r", r).withColumn("_p", target).repartition(n, "_p")
     # Partitioned by _p (one range each), both windows run within a partition, and the second's
     # order (_p, doc_id) is a prefix of the first's: the texts are sorted once. The first keeps
