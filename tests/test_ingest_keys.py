@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import bisect
+import json
 import random
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
@@ -27,11 +29,12 @@ COLUMNS = ["doc_id", "url", "text", "source", "offset"]
 def test_partition_values_send_each_range_to_its_own_partition_as_spark_hashes(spark):
     """The values are computed with mmh3 in Python; Spark's hash partitioning must agree, or
     ranges would land in other partitions (and docs/ would not be in doc_id order)."""
-    for n in (1, 2, 7, 32, 200):
-        values = partition_values(n)
-        frame = spark.createDataFrame([(v,) for v in values], "v int")
-        found = [r[0] for r in frame.select(F.pmod(F.hash("v"), F.lit(n))).collect()]
-        assert found == list(range(n)) == [spark_partition_of(v, n) for v in values]
+    sizes = (1, 2, 7, 32, 200)
+    rows = [(n, r, v) for n in sizes for r, v in enumerate(partition_values(n))]
+    frame = spark.createDataFrame(rows, "n int, r int, v int")
+    found = frame.select("n", "r", F.pmod(F.hash("v"), F.col("n"))).collect()
+    assert [(n, r) for n, r, _ in rows] == [(x[0], x[2]) for x in found]
+    assert all(spark_partition_of(v, n) == r for n, r, v in rows)
     # and a real repartition puts range r in partition r
     values = partition_values(5)
     frame = spark.createDataFrame([(r, values[r]) for r in range(5) for _ in range(3)], "r int, v int")
@@ -70,7 +73,8 @@ def _corpus(rng: random.Random, n: int) -> list[tuple]:
     return rows
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.extended),
+                                  pytest.param(3, marks=pytest.mark.extended)])
 def test_numbered_documents_equal_the_sorted_then_counted_keys(spark, seed):
     """Several ranges (the advisory partition size made tiny), duplicates that tie on source,
     offset and url (the text breaks the tie): rows, keys and order as before."""
@@ -108,6 +112,34 @@ def test_every_column_of_the_numbered_table_is_nullable(spark, tmp_path):
     table.write.parquet(str(tmp_path / "t"))  # as the optimised plan writes it
     assert all(f.nullable for f in pq.read_schema(next((tmp_path / "t").glob("*.parquet"))))
     assert [tuple(r) for r in table.collect()] == [("a", "u", "t", "file", 1, 0)]
+
+
+def test_a_table_read_twice_gives_the_docs_table_kept_once(spark, tmp_path, monkeypatch):
+    """Local Parquet inputs of REREAD_MIN_BYTES or more are scanned twice instead of kept in a
+    checkpoint: the same docs/ and counts, with duplicates, skips and several ranges."""
+    import quiltdetect.ingest.table as table
+    from quiltdetect.cli import main
+
+    rng = random.Random(5)
+    records = [{"id": None if i % 37 == 0 else f"id-{rng.randrange(120):04d}", "url": f"http://h{i % 7}.example/{i}",
+                "text": None if i % 53 == 0 else f"words {i} {rng.random()}"} for i in range(300)]
+    pq.write_table(pa.Table.from_pylist(records), tmp_path / "in.parquet")
+    assert not table.rereadable([table.InputFile(str(tmp_path / "in.parquet"), "parquet")])
+    outputs = {}
+    advisory = spark.conf.get("spark.sql.adaptive.advisoryPartitionSizeInBytes")  # --set reaches this session
+    try:
+        for name, limit in (("kept", table.REREAD_MIN_BYTES), ("read-twice", 0)):
+            monkeypatch.setattr(table, "REREAD_MIN_BYTES", limit)
+            out = tmp_path / name
+            assert main(["ingest", "--input", str(tmp_path / "in.parquet"), "--output", str(out), "-q",
+                         "--set", "spark.sql.adaptive.advisoryPartitionSizeInBytes=1k"]) == 0
+            stages = json.loads((out / "metrics.json").read_text())["stages"]
+            outputs[name] = (pq.read_table(out / "docs").to_pylist(), stages["ingest"]["skipped"],
+                             stages["ingest"]["documents"], len(list((out / "docs").glob("*.parquet"))))
+    finally:
+        spark.conf.set("spark.sql.adaptive.advisoryPartitionSizeInBytes", advisory)
+    assert outputs["kept"] == outputs["read-twice"]
+    assert outputs["kept"][1].keys() == {"duplicate_doc_id", "missing_id", "missing_text"} and outputs["kept"][3] >= 2
 
 
 def test_no_documents_and_one_range(spark):

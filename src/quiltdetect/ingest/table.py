@@ -8,6 +8,7 @@ source, offset, decode_errors. One row per distinct doc_id.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 
 from pyspark import StorageLevel
@@ -158,12 +159,22 @@ def write_ingested(spark: SparkSession, cfg: JobConfig, out: OutputFolder, sourc
     return table
 
 
-def rereadable(files: list[InputFile] | None) -> bool:
+# Local Parquet inputs of at least this many bytes in all (AQE's advisory partition size: one
+# range of text) are read twice rather than kept (``rereadable``). Below it a checkpoint costs
+# little, and an input of many small files (listed, their footers read, their schema groups
+# planned and unioned) pays that again at every scan.
+REREAD_MIN_BYTES = 64 << 20
+
+
+def rereadable(files: list[InputFile] | None, min_bytes: int | None = None) -> bool:
     """Inputs that a second scan reads for less than a checkpoint of their rows costs (written
-    once, read twice): local Parquet files, whose scan of the doc_ids needs no text but its
-    length and validity. WARC/WET records are parsed in Python, JSON lines parsed whole, and
-    remote files fetched again, so those are kept."""
-    return bool(files) and all(f.format == "parquet" and fs.is_local(f.path) for f in files)
+    once, read twice): local Parquet files of ``REREAD_MIN_BYTES`` or more, whose scan of the
+    doc_ids needs no text but its length and validity. WARC/WET records are parsed in Python,
+    JSON lines parsed whole, and remote files fetched again, so those are kept."""
+    if not files or not all(f.format == "parquet" and fs.is_local(f.path) for f in files):
+        return False
+    limit = REREAD_MIN_BYTES if min_bytes is None else min_bytes
+    return sum(os.path.getsize(fs.local_path(f.path)) for f in files) >= limit
 
 
 @dataclass
