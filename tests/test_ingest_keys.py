@@ -57,8 +57,11 @@ def test_range_bounds_cut_a_sample_into_increasing_bounds():
     bounds = range_bounds([f"{i:04d}" for i in range(1000)], 4)
     assert bounds == ["0250", "0500", "0750"]
     assert range_bounds(["x"] * 50, 8) == []  # one distinct doc_id: one range
-    assert range_count(0, 64 << 20, 2, 32) == 2 and range_count(10 << 30, 64 << 20, 2, 32) == 32
+    assert range_count(0, 64 << 20, 2, 32) == 1 and range_count(10 << 30, 64 << 20, 2, 32) == 32
     assert range_count(300 << 20, 64 << 20, 2, 32) == 5 and range_count(5, 64, 2, 1) == 1
+    # small corpora: one range until each core's range would hold MIN_RANGE_BYTES
+    assert range_count(5 << 20, 64 << 20, 2, 32) == 1 and range_count(8 << 20, 64 << 20, 2, 32) == 2
+    assert range_count(27 << 20, 64 << 20, 2, 32) == 2 and range_count(27 << 20, 64 << 20, 8, 32) == 6
 
 
 def _corpus(rng: random.Random, n: int) -> list[tuple]:

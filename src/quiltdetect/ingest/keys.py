@@ -29,6 +29,9 @@ from pyspark.sql import functions as F
 
 # Spark's hash partitioning: partition = pmod(murmur3_x86_32(value, seed 42), partitions).
 SPARK_HASH_SEED = 42
+# Below this much text per core, splitting the documents over the cores costs more (a sample
+# job, more and smaller files, more tasks downstream) than the one core saves.
+MIN_RANGE_BYTES = 4 << 20
 SAMPLE_PER_RANGE = 100  # doc_ids sampled per range (Spark's range exchange samples 100 per partition)
 _HASH_SPACE = 1 << 24
 # Which of a doc_id's records is kept: the smallest (source, offset, url, text), nulls last
@@ -54,10 +57,12 @@ def partition_values(partitions: int) -> list[int]:
 
 def range_count(total_bytes: int, partition_bytes: int, parallelism: int, max_ranges: int) -> int:
     """How many doc_id ranges (so part files of docs/) the texts go to: about ``partition_bytes``
-    of text each (AQE's advisory partition size), at least one per core, at most ``max_ranges``
-    (the shuffle partitions)."""
-    wanted = max(parallelism, math.ceil(total_bytes / max(1, partition_bytes)))
-    return max(1, min(max_ranges, wanted))
+    of text each (AQE's advisory partition size), spread over the cores (``parallelism``) while
+    each range keeps at least ``MIN_RANGE_BYTES``, at most ``max_ranges`` (the shuffle
+    partitions). A small corpus is one range: no sample of its doc_ids, one file."""
+    wanted = math.ceil(total_bytes / max(1, partition_bytes))
+    spread = min(parallelism, total_bytes // MIN_RANGE_BYTES)
+    return max(1, min(max_ranges, max(wanted, spread)))
 
 
 def range_bounds(sample: list[str], ranges: int) -> list[str]:
