@@ -30,12 +30,28 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 
 # Modules whose tests share an expensive module fixture (a packed environment and a standalone
-# cluster, about 170 s; a built and installed wheel): all their tests go to one worker.
-WHOLE_MODULES = ("test_deploy_cluster.py", "test_deploy_wheel.py")
+# cluster, about 170 s; a built and installed wheel; the quilt job's reference run, which most
+# of test_reliability's tests compare against): all their tests go to one worker.
+WHOLE_MODULES = ("test_deploy_cluster.py", "test_deploy_wheel.py", "test_reliability.py")
+# test_reliability_jobs.py: one reference run per job, named first in each test's parameters;
+# the tests of one job go to one worker.
+PER_JOB_REFERENCE = "test_reliability_jobs.py"
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit the scheduler hands to one worker: a test, or the tests that share a reference."""
+    module, _, test = nodeid.partition("::")
+    name = module.rsplit("/", 1)[-1]
+    params = test.partition("[")[2]
+    if name in WHOLE_MODULES:
+        return module
+    if name == PER_JOB_REFERENCE and params:
+        return f"{module}::{params.rstrip(']').split('-')[0]}"
+    return nodeid
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """The default ``--dist load``, except that the tests of WHOLE_MODULES go to one worker
+    """The default ``--dist load``, except that the tests of one ``scope_of`` go to one worker
     together (xdist's own ``loadgroup`` marks do not group under pytest 9.2: it renames node ids
     through an attribute pytest no longer reads). Any other ``--dist`` is xdist's."""
     if config.getvalue("dist") != "load":
@@ -44,8 +60,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class Scheduler(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return module if module.rsplit("/", 1)[-1] in WHOLE_MODULES else nodeid
+            return scope_of(nodeid)
 
     return Scheduler(config, log)
 

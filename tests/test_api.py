@@ -1,7 +1,8 @@
 """The Python API on a DataFrame with its own column names equals the console command on the
 same table (one code path: both run ``Job.run``, through ``api.run_on`` for every function);
 quilts are checked on the bundled sample in test_quilts_job.py (near-duplicates by README's
-example there), two more analyses here on the table of test_reliability_jobs."""
+example there), reuse detection in test_reuse_cli.py beside its console round trip, and the MWO
+join here on the table of test_reliability_jobs."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pyspark.sql import functions as F
 from test_reliability_jobs import inputs  # noqa: F401  (the fixture: a 160-page corpus)
 from tiers import extended
 
-from quiltdetect import detect_reuse, mwo_pairs
+from quiltdetect import mwo_pairs
 from quiltdetect.cli import main
 
 pytestmark = [pytest.mark.spark, extended]
@@ -20,8 +21,6 @@ RENAMED = {"id_col": "record", "url_col": "address", "text_col": "body"}
 
 CASES = {  # API call -> (the command, the table it returns)
     "mwo_pairs": (lambda d, **kw: mwo_pairs(d, t=0.4, **kw), ["mwo", "join", "-t", "0.4"], "pairs"),
-    "detect_reuse": (lambda d, **kw: detect_reuse(d, chunk_threshold=3, file_threshold=3, **kw).pages,
-                     ["reuse", "detect", "--set", "chunk_threshold=3", "--set", "file_threshold=3"], "pages"),
 }
 
 

@@ -1,4 +1,6 @@
-"""End to end through the console entry point: discover, detect with its output, mutate-eval."""
+"""End to end through the console entry point: discover, detect with its output, mutate-eval;
+and the Python API's ``detect_reuse`` on the same documents under other column names equals the
+console's detection (one code path, ``api.run_on``)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,10 @@ import json
 
 import pandas as pd
 import pytest
+from pyspark.sql import functions as F
+from test_api import RENAMED, rows
 
+from quiltdetect import detect_reuse
 from quiltdetect.cli import main
 
 pytestmark = [pytest.mark.spark, pytest.mark.extended]  # the fast tier checks reuse against its reference (test_reuse_parity)
@@ -49,6 +54,12 @@ def test_discover_detect_mutate_eval(spark, tmp_path, capsys):
     assert not hoods.loc["site3.org/news/", "bad"]  # 1 of 3 chunks is the template
     assert (det / "badness.png").stat().st_size > 0
     assert json.loads((det / "metrics.json").read_text())["stages"]["match"]["join"] == "broadcast"
+    docs = spark.read.parquet(str(det / "docs"))
+    renamed = docs.select(F.col("doc_id").alias("record"), F.col("url").alias("address"), F.col("text").alias("body"))
+    api = detect_reuse(renamed, output=str(tmp_path / "api"), labeled=str(disc), badness_threshold=0.5, **RENAMED)
+    want = spark.read.parquet(str(det / "pages"))
+    assert api.pages.columns == want.columns and rows(api.pages) == rows(want)
+    assert rows(api.neighborhoods) == rows(spark.read.parquet(str(det / "neighborhoods")))
 
     mut = tmp_path / "mut"
     assert main(["reuse", "mutate-eval", "--input", str(corpus), "--site", "copies.net", "--output", str(mut),

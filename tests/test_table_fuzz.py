@@ -189,7 +189,7 @@ def check_tables(spark, tmp_path_factory, files):
     assert stage["documents"] + skipped == written, (stage, written)
 
 
-@pytest.mark.parametrize("budget", budgets(3, 35))
+@pytest.mark.parametrize("budget", budgets(3, 25))
 def test_random_tables_give_documents_and_counted_skips_or_a_config_error(spark, tmp_path_factory, budget):
     examples(budget)(given(files=table_dir())(check_tables))(spark, tmp_path_factory)
 

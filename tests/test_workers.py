@@ -1,6 +1,6 @@
 """The test suite's own scheduling (tests/conftest.py): a worker process per core, and the tests of
 a module that builds a cluster or a wheel kept on one worker, so that its module fixture is built
-once. xdist's ``loadgroup`` marks stopped grouping under pytest 9.2 without a word; this test
+once (likewise the tests that compare against one reference run). xdist's ``loadgroup`` marks stopped grouping under pytest 9.2 without a word; this test
 notices if the conftest's scheduler ever does the same."""
 
 from __future__ import annotations
@@ -72,3 +72,18 @@ def test_auto_means_a_worker_per_core_at_most_four(monkeypatch):
     assert conftest.pytest_xdist_auto_num_workers(None) == 1
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
     assert conftest.pytest_xdist_auto_num_workers(None) == 3
+
+
+def test_tests_of_one_reference_run_share_a_scope_and_others_stand_alone():
+    from conftest import scope_of
+
+    jobs = "tests/test_reliability_jobs.py::"
+    assert scope_of(jobs + "test_same_bytes_for_any_partitioning_and_input_order[mwo-11-partitions-no-aqe-reversed]") \
+        == scope_of(jobs + "test_published_complete_rerun_and_resume_with_new_settings[mwo]") == jobs + "mwo"
+    assert scope_of(jobs + "test_published_complete_rerun_and_resume_with_new_settings[phrases]") == jobs + "phrases"
+    quilts = "tests/test_reliability.py"
+    assert scope_of(quilts + "::test_same_bytes_for_any_partitioning_and_input_order[1-partition]") \
+        == scope_of(quilts + "::test_complete_marker_and_rerun_does_nothing") == quilts
+    alone = "tests/test_quilts_job.py::test_x[a-b]"
+    assert scope_of(alone) == alone
+    assert scope_of("tests/test_deploy_cluster.py::test_x[ingest.py]") == "tests/test_deploy_cluster.py"
