@@ -54,12 +54,14 @@ def test_discover_detect_mutate_eval(spark, tmp_path, capsys):
     assert not hoods.loc["site3.org/news/", "bad"]  # 1 of 3 chunks is the template
     assert (det / "badness.png").stat().st_size > 0
     assert json.loads((det / "metrics.json").read_text())["stages"]["match"]["join"] == "broadcast"
+    assert pd.read_parquet(det / "labeled").equals(labeled)  # the output holds the L it used
     docs = spark.read.parquet(str(det / "docs"))
     renamed = docs.select(F.col("doc_id").alias("record"), F.col("url").alias("address"), F.col("text").alias("body"))
     api = detect_reuse(renamed, output=str(tmp_path / "api"), labeled=str(disc), badness_threshold=0.5, **RENAMED)
     want = spark.read.parquet(str(det / "pages"))
     assert api.pages.columns == want.columns and rows(api.pages) == rows(want)
     assert rows(api.neighborhoods) == rows(spark.read.parquet(str(det / "neighborhoods")))
+    assert rows(api.labeled) == rows(spark.read.parquet(str(disc / "labeled")))
 
     mut = tmp_path / "mut"
     assert main(["reuse", "mutate-eval", "--input", str(corpus), "--site", "copies.net", "--output", str(mut),

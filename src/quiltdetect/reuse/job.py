@@ -202,7 +202,9 @@ def labeled_from_corpus(run: JobRun, stop: frozenset[bytes], name: str = "labele
 
 def resolve_labeled(run: JobRun, corpus: Corpus, stop: frozenset[bytes],
                     name: str = "labeled") -> tuple[DataFrame, str, dict]:
-    """L for detection: a discovery output, a labeled corpus (informed) or blind discovery here."""
+    """L for detection: a discovery output, a labeled corpus (informed) or blind discovery here;
+    written to the output as ``name`` in every case, so that a run holds the L it used (a
+    discovery output's labeled/ is copied: it is the small table of frequent objects)."""
     spark, cfg = run.spark, run.cfg
     if cfg.labeled is None:
         labeled, report = discover(run, corpus)
@@ -210,7 +212,9 @@ def resolve_labeled(run: JobRun, corpus: Corpus, stop: frozenset[bytes],
     if cfg.labeled.rstrip("/") == cfg.output.rstrip("/"):
         raise ConfigError("--labeled must not be the --output directory")
     if fs.exists(spark, fs.join(cfg.labeled, "labeled")):
-        return read_labeled(spark, fs.join(cfg.labeled, "labeled")), f"labeled set of {cfg.labeled}", {}
+        given = spark.read.parquet(fs.join(cfg.labeled, "labeled"))
+        run.out.write_table(given.orderBy("kind", "sha1"), name)
+        return read_labeled(spark, run.path(name)), f"labeled set of {cfg.labeled}", {}
     return labeled_from_corpus(run, stop, name), f"informed, from the corpus {cfg.labeled}", {}
 
 
