@@ -129,10 +129,10 @@ def numbered_documents(candidates: DataFrame, ranges: Ranges, columns: list[str]
     ``first_key`` on: an update keys its new documents after the previous ones), sorted by
     doc_id in part files of one range each: the texts are shuffled once."""
     n = len(ranges.bounds) + 1
-    r = range_of(F.col("doc_id"), ranges.bounds)
-    target = F.element_at(F.array(*[F.lit(v) for v in partition_values(n)]), r + 1)
+    target = F.element_at(F.array(*[F.lit(v) for v in partition_values(n)]), F.col("_r") + 1)
     first = F.element_at(F.array(*[F.lit(first_key + k).cast("long") for k in ranges.first_keys[:-1]]), F.col("_r") + 1)
-    moved = candidates.withColumn("_r", r).withColumn("_p", target).repartition(n, "_p")
+    moved = (candidates.withColumn("_r", range_of(F.col("doc_id"), ranges.bounds))
+             .withColumn("_p", target).repartition(n, "_p"))
     # Partitioned by _p (one range each), both windows run within a partition, and the second's
     # order (_p, doc_id) is a prefix of the first's: the texts are sorted once. The first keeps
     # the first row of each doc_id (a ``lag``, not ``row_number() == 1``, which Spark would turn

@@ -136,9 +136,10 @@ def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, Data
         # the doc_ids alone): the texts leave them out on their way to the one shuffle.
         seen = keep(read.candidate_ids.join(old.select("doc_id"), on="doc_id", how="left_semi").distinct(), SPILL)
         n_seen = seen.count()
-        unseen = read.candidate_ids.join(F.broadcast(seen) if n_seen <= BROADCAST_SEEN else seen, "doc_id", "left_anti")
+        known = F.broadcast(seen) if n_seen <= BROADCAST_SEEN else seen
+        unseen = read.candidate_ids.join(known, "doc_id", "left_anti")
         ranges = doc_id_ranges(unseen, read.candidates, read.candidate_bytes)
-        rows = read.candidate_rows.join(F.broadcast(seen) if n_seen <= BROADCAST_SEEN else seen, "doc_id", "left_anti")
+        rows = read.candidate_rows.join(known, "doc_id", "left_anti")
         new = numbered_documents(rows, ranges, [*DOC_COLUMNS, "doc_key"], first_key=n_old)
         new = out.write_table(new, SEGMENT, DOCS_WRITE_OPTIONS)
         # docs/ = the previous docs/ files and the segment's, linked or copied as they are: the
