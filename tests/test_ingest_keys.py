@@ -13,6 +13,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from quiltdetect.ingest.keys import (
+    TREE_MAX_BOUNDS,
     doc_id_ranges,
     numbered_documents,
     partition_values,
@@ -20,6 +21,7 @@ from quiltdetect.ingest.keys import (
     range_count,
     range_of,
     spark_partition_of,
+    with_range,
 )
 from quiltdetect.ingest.read import keep_one_per_id, with_doc_keys
 
@@ -50,6 +52,14 @@ def test_range_of_counts_the_bounds_at_or_below_each_doc_id(spark):
         frame = spark.createDataFrame([(i,) for i in ids], "doc_id string")
         got = [(r[0], r[1]) for r in frame.select("doc_id", range_of(F.col("doc_id"), bounds)).collect()]
         assert got == [(i, bisect.bisect_right(bounds, i)) for i in ids]
+    # the tree at its limit, and past it (a cluster's thousands of shuffle partitions) the search
+    # one step per projection; a null, and quotes in values and bounds
+    frame = spark.createDataFrame([(i,) for i in [*ids, None, 'q"\\\'']], "doc_id string")
+    for n in (TREE_MAX_BOUNDS, TREE_MAX_BOUNDS + 1, 4_000):
+        bounds = sorted([*sorted({f"d{rng.randrange(100_000):06d}" for _ in range(n * 2)})[:n - 1], 'q"'])
+        want = [(i, len(bounds) if i is None else bisect.bisect_right(bounds, i)) for i in [*ids, None, 'q"\\\'']]
+        assert [(r[0], r[1]) for r in with_range(frame, bounds, "r").collect()] == want, n
+        assert with_range(frame, bounds, "r").schema["r"].dataType.simpleString() == "int"
 
 
 def test_range_bounds_cut_a_sample_into_increasing_bounds():

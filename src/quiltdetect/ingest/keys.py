@@ -20,12 +20,14 @@ other doc_ids.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
 import mmh3
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, StringType
 
 # Spark's hash partitioning: partition = pmod(murmur3_x86_32(value, seed 42), partitions).
 SPARK_HASH_SEED = 42
@@ -77,7 +79,8 @@ def range_bounds(sample: list[str], ranges: int) -> list[str]:
 
 def range_of(doc_id: Column, bounds: list[str]) -> Column:
     """The index of the range holding ``doc_id`` (the number of bounds <= it), as a binary search
-    of ``when`` expressions: log2(ranges) comparisons per row, in the JVM."""
+    of ``when`` expressions: log2(ranges) comparisons per row, in the JVM. The tree holds every
+    bound, so it is for up to ``TREE_MAX_BOUNDS`` of them (``with_range`` takes any number)."""
 
     def search(lo: int, hi: int) -> Column:  # bounds[lo:hi]; the result lies in lo .. hi
         if lo == hi:
@@ -86,6 +89,31 @@ def range_of(doc_id: Column, bounds: list[str]) -> Column:
         return F.when(doc_id < F.lit(bounds[mid]), search(lo, mid)).otherwise(search(mid + 1, hi))
 
     return search(0, len(bounds)).cast("int")
+
+
+# A when-tree of 4,000 bounds took the driver a minute to build (a py4j call per node) and its
+# generated code is past the JVM's 64 KB per method (Spark logs the failure and interprets it);
+# 255 bounds (a tree 8 deep, ranges of 64 MB up to 16 GB of text) still compile and build in ~1 s.
+TREE_MAX_BOUNDS = 255
+
+
+def with_range(frame: DataFrame, bounds: list[str], name: str, column: str = "doc_id") -> DataFrame:
+    """``frame`` with the int column ``name``: ``range_of(column, bounds)`` (nulls in the last
+    range). Past ``TREE_MAX_BOUNDS`` (a cluster's thousands of ranges), the same binary search
+    one step per projection: the bounds are one array literal (parsed from JSON, folded by
+    the optimizer) and each step looks up one bound, so plan and code stay small."""
+    if len(bounds) <= TREE_MAX_BOUNDS:
+        return frame.withColumn(name, range_of(F.col(column), bounds))
+    n, value = len(bounds), F.col(column)
+    table = F.from_json(F.lit(json.dumps(bounds)), ArrayType(StringType()))
+    frame = frame.withColumn(name, F.when(value.isNull(), F.lit(n)).otherwise(F.lit(0)))
+    step = 1 << (n.bit_length() - 1)  # bounds[:r] are <= the value; try r + step, halving
+    while step:
+        at, probe = F.col(name), F.col(name) + F.lit(step)
+        frame = frame.withColumn(name, F.when(probe > n, at).when(F.element_at(table, probe) <= value, probe)
+                                 .otherwise(at))
+        step >>= 1
+    return frame
 
 
 @dataclass(frozen=True)
@@ -115,7 +143,7 @@ def doc_id_ranges(candidates: DataFrame, n_candidates: int, total_bytes: int) ->
         sample = [r[0] for r in ids.where(picked).distinct().collect()]
         bounds = range_bounds(sample, n_ranges)
     counts = {int(r[0]): int(r[1]) for r in
-              ids.distinct().groupBy(range_of(F.col("doc_id"), bounds).alias("r")).count().collect()}
+              with_range(ids.distinct(), bounds, "r").groupBy("r").count().collect()}
     first, total = [], 0
     for r in range(len(bounds) + 1):
         first.append(total)
@@ -131,8 +159,7 @@ def numbered_documents(candidates: DataFrame, ranges: Ranges, columns: list[str]
     n = len(ranges.bounds) + 1
     target = F.element_at(F.array(*[F.lit(v) for v in partition_values(n)]), F.col("_r") + 1)
     first = F.element_at(F.array(*[F.lit(first_key + k).cast("long") for k in ranges.first_keys[:-1]]), F.col("_r") + 1)
-    moved = (candidates.withColumn("_r", range_of(F.col("doc_id"), ranges.bounds))
-             .withColumn("_p", target).repartition(n, "_p"))
+    moved = with_range(candidates, ranges.bounds, "_r").withColumn("_p", target).repartition(n, "_p")
     # Partitioned by _p (one range each), both windows run within a partition, and the second's
     # order (_p, doc_id) is a prefix of the first's: the texts are sorted once. The first keeps
     # the first row of each doc_id (a ``lag``, not ``row_number() == 1``, which Spark would turn
