@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from quiltdetect.common import fs
 
@@ -57,11 +60,12 @@ class OutputFolder:
         """A small binary file (a PNG plot from ``common.plots.png_bytes``), all or nothing."""
         fs.write_bytes(self.spark, self.path(name), data)
 
-    def read_table(self, name: str, schema: str | None = None) -> DataFrame:
-        """A Parquet table of the folder (``schema``, a DDL string: read with these columns, as
-        a table without rows must be, of which Spark's bucketed writes leave no file)."""
-        reader = self.spark.read if schema is None else self.spark.read.schema(schema)
-        return reader.parquet(self.path(name))
+    def read_table(self, name: str, schema: str | StructType | None = None) -> DataFrame:
+        """A Parquet table of the folder (``schema``, a DDL string or a StructType: read with
+        these columns, as a table without rows must be, of which Spark's bucketed writes leave no
+        file). Without one, the schema Spark wrote in the first file's footer, read here: Spark's
+        own inference of it is a job."""
+        return read_parquet(self.spark, self.path(name), schema)
 
     def _scratch(self, name: str) -> str:
         """Where the table ``name`` is written before it is renamed into place: a directory of
@@ -108,7 +112,34 @@ class OutputFolder:
         scratch = self._scratch(name)
         frame.write.options(**(options or {})).mode("overwrite").parquet(scratch)
         fs.replace(self.spark, scratch, self.path(name))
-        return self.read_table(name)
+        # read with the schema just written: inferring it from a footer is a Spark job of its own
+        return self.read_table(name, frame.schema)
+
+    def write_counted(self, frame: DataFrame, name: str, counts: dict[str, Column],
+                      options: dict[str, str] | None = None) -> tuple[DataFrame, dict[str, Any]]:
+        """``write_table``, and the aggregates ``counts`` (name: aggregate column) of the rows
+        written, observed as the write runs instead of by a pass over the table of their own.
+
+        The observation sits on top of ``frame``, in the write's last stage, whose tasks report
+        once each (a retried task's failed attempt does not count). Below a sort it would count
+        twice: Spark's range partitioning samples the rows it sorts by running them once more."""
+        observation = Observation(f"{name}-{uuid.uuid4().hex[:8]}")
+        table = self.write_table(frame.observe(observation, *[c.alias(k) for k, c in counts.items()]),
+                                 name, options)
+        return table, dict(observation.get)
+
+    def write_rows(self, frame: DataFrame, name: str, options: dict[str, str] | None = None) -> tuple[DataFrame, int]:
+        """``write_table``, and the number of rows written (see ``write_counted``)."""
+        table, counts = self.write_counted(frame, name, {"rows": F.count(F.lit(1))}, options)
+        return table, int(counts["rows"])
+
+
+def read_parquet(spark: SparkSession, uri: str, schema: str | StructType | None = None) -> DataFrame:
+    """The Parquet table at ``uri`` (written by Spark), with ``schema`` if given, else the schema
+    in its first file's footer (``fs.parquet_schema``), else as Spark infers it."""
+    schema = schema or fs.parquet_schema(spark, uri)
+    reader = spark.read if schema is None else spark.read.schema(schema)
+    return reader.parquet(uri)
 
 
 def _catalog_name() -> str:

@@ -7,11 +7,17 @@ output lives on object storage writes them the same way Spark writes its tables.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
+from typing import Any
 from urllib.parse import urlsplit
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
+from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from quiltdetect.common.config import ConfigError
 
@@ -181,6 +187,56 @@ def status(spark: SparkSession, uri: str) -> tuple[int, int]:
     hfs, path = _hadoop(spark, uri)
     st = hfs.getFileStatus(path)
     return int(st.getLen()), int(st.getModificationTime() // 1000)
+
+
+SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"  # Spark's schema in a footer
+
+
+def parquet_schema(spark: SparkSession, uri: str) -> StructType | None:
+    """The schema Spark would infer for the Parquet table at ``uri``, read on the driver from
+    the Spark schema in the footer of the table's first file: Spark infers it with a job of its
+    own. None when the table has no data file, or one not written by Spark (its caller then lets
+    Spark infer the schema)."""
+    try:
+        if is_local(uri):
+            root = local_path(uri)
+            names = sorted(n for n in os.listdir(root) if not n.startswith(HIDDEN_PREFIXES))
+            if not names:
+                return None
+            meta = pq.read_metadata(os.path.join(root, names[0])).metadata or {}
+            text = meta.get(SPARK_SCHEMA_KEY)
+        else:
+            hfs, path = _hadoop(spark, uri)
+            names = sorted(st.getPath().getName() for st in hfs.listStatus(path)
+                           if not st.getPath().getName().startswith(HIDDEN_PREFIXES))
+            if not names:
+                return None
+            jvm = spark.sparkContext._jvm
+            conf = spark.sparkContext._jsc.hadoopConfiguration()
+            hadoop_file = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(
+                jvm.org.apache.hadoop.fs.Path(path, names[0]), conf)
+            reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(hadoop_file)
+            try:
+                value = reader.getFooter().getFileMetaData().getKeyValueMetaData().get(SPARK_SCHEMA_KEY.decode())
+            finally:
+                reader.close()
+            text = None if value is None else value.encode()
+        if text is None:
+            return None
+        return _nullable(StructType.fromJson(json.loads(text)))
+    except (OSError, ValueError, KeyError, TypeError, Py4JError, pa.ArrowException):
+        return None
+
+
+def _nullable(kind: DataType) -> Any:
+    """``kind`` with every field, element and value nullable, as Spark reads any file back."""
+    if isinstance(kind, StructType):
+        return StructType([StructField(f.name, _nullable(f.dataType), True, f.metadata) for f in kind.fields])
+    if isinstance(kind, ArrayType):
+        return ArrayType(_nullable(kind.elementType), True)
+    if isinstance(kind, MapType):
+        return MapType(_nullable(kind.keyType), _nullable(kind.valueType), True)
+    return kind
 
 
 def write_text(spark: SparkSession, uri: str, text: str) -> None:

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from quiltdetect.common import fs
 from quiltdetect.common.caching import cut, keep, release
 from quiltdetect.common.config import JobConfig
-from quiltdetect.common.folder import OutputFolder
+from quiltdetect.common.folder import OutputFolder, read_parquet
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import (
     COMPLETE,
@@ -131,7 +131,7 @@ def ingested_docs(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -
         return None
     if not isinstance(done, dict) or done.get("job") != "ingest":
         return None
-    if spark.read.parquet(path).columns != DOCS_TABLE_COLUMNS:
+    if read_parquet(spark, path).columns != DOCS_TABLE_COLUMNS:
         return None
     return path
 
@@ -146,7 +146,7 @@ def write_ingested(spark: SparkSession, cfg: JobConfig, out: OutputFolder, sourc
     the executors, in no particular order and without a shuffle, as on s3a:// or hdfs://.
     """
     link = fs.is_local(source) and fs.is_local(out.path("docs")) if link is None else link
-    rows = document_table_rows(spark.read.parquet(source), keep=("doc_key",))
+    rows = document_table_rows(read_parquet(spark, source), keep=("doc_key",))
     if link:
         table = out.concat_tables([source], "docs")
     else:

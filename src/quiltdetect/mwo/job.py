@@ -40,23 +40,20 @@ def build_tdw(run: JobRun, docs: DataFrame, threshold: float) -> tuple[DataFrame
         counts["record_terms"] = int(row[1] or 0)
         counts["documents_without_terms"] = docs.count() - counts["records"]
     with metrics.stage(spark, "order", "document frequency per term, global order, write terms/") as counts:
-        order = out.write_table(global_order(spark, records), "terms")
-        counts["terms"] = order.count()
+        order, counts["terms"] = out.write_rows(global_order(spark, records), "terms")
     with metrics.stage(spark, "canonicalise", "sort records by the global order, write records/") as counts:
         terms = metrics.stages["order"]["terms"]
         broadcast = 0 < cfg.broadcast_order_terms and terms <= cfg.broadcast_order_terms
         counts["lookup"] = "broadcast" if broadcast else "shuffle"
         canon = canonical_records(spark, records, order, broadcast=broadcast)
-        canon = out.write_table(canon.sortWithinPartitions("doc_key"), "records")
-        counts["records"] = canon.count()
+        canon, counts["records"] = out.write_rows(canon.sortWithinPartitions("doc_key"), "records")
         records.unpersist()
     with metrics.stage(spark, "postings", f"weighted prefixes at t >= {threshold}, write postings/") as counts:
         # In record order, not sorted by term: `mwo query` sorts the postings it loads. A global
         # sort shuffled every posting and ran the prefixes twice (its range sampling); even a sort
         # within each file doubled this stage and wrote 40% more bytes (a record's postings
         # together compress well: one doc_key, consecutive positions).
-        postings = out.write_table(prefix_postings(canon, threshold), "postings")
-        counts["postings"] = postings.count()
+        postings, counts["postings"] = out.write_rows(prefix_postings(canon, threshold), "postings")
     meta = {"index_threshold": threshold, "min_weight_ratio": cfg.min_weight_ratio,
             "records": metrics.stages["canonicalise"]["records"], "terms": metrics.stages["order"]["terms"]}
     out.write_text(INDEX_META, json.dumps(meta, indent=2))
@@ -86,7 +83,7 @@ def self_join(run: JobRun, canon: DataFrame) -> None:
         blocks.unpersist()
     with metrics.stage(spark, "verify", f"exact MWO >= {t}, write pairs/") as counts:
         pairs = keep(verified_pairs(survivors(met), canon, t), SPILL)  # verified once, not again by the sort's sampling
-        counts["pairs"] = run.out.write_table(pairs.orderBy("doc_id_a", "doc_id_b"), "pairs").count()
+        _, counts["pairs"] = run.out.write_rows(pairs.orderBy("doc_id_a", "doc_id_b"), "pairs")
         pairs.unpersist()
         met.unpersist()
 

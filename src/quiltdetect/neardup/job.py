@@ -77,13 +77,13 @@ def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: Data
         named = (pairs.join(ids.withColumnRenamed("doc_key", "a").withColumnRenamed("doc_id", "doc_id_a"), on="a")
                  .join(ids.withColumnRenamed("doc_key", "b").withColumnRenamed("doc_id", "doc_id_b"), on="b")
                  .select("doc_id_a", "doc_id_b", *pair_columns(algorithm)))
-        counts["pairs"] = run.out.write_table(named.orderBy("doc_id_a", "doc_id_b"), "pairs").count()
+        _, counts["pairs"] = run.out.write_rows(named.orderBy("doc_id_a", "doc_id_b"), "pairs")
         sizes = clusters.groupBy("cluster_key").agg(F.count(F.lit(1)).cast("int").alias("cluster_size"))
         table = (clusters.join(sizes, on="cluster_key").join(ids, on="doc_key")
                  .join(ids.withColumnRenamed("doc_key", "cluster_key").withColumnRenamed("doc_id", "cluster_id"),
                        on="cluster_key")
                  .select("doc_id", "cluster_id", "cluster_size"))
-        counts["clustered_documents"] = run.out.write_table(table.orderBy("cluster_id", "doc_id"), "clusters").count()
+        _, counts["clustered_documents"] = run.out.write_rows(table.orderBy("cluster_id", "doc_id"), "clusters")
 
 
 def write_kept(run: JobRun, docs: DataFrame, clusters: DataFrame) -> None:
@@ -91,15 +91,14 @@ def write_kept(run: JobRun, docs: DataFrame, clusters: DataFrame) -> None:
     unclustered document) and duplicate_of/ (doc_id, duplicate_of) for each document dropped:
     together they name every document once, so a corpus can be deduplicated or flagged."""
     with run.metrics.stage(run.spark, "kept", "one document per cluster; duplicate_of for the others") as counts:
-        kept = run.out.write_table(representatives(docs, clusters).select(*docs.columns).orderBy("doc_key"),
-                                   "kept", DOCS_WRITE_OPTIONS)
-        counts["documents_kept"] = kept.count()
+        _, counts["documents_kept"] = run.out.write_rows(
+            representatives(docs, clusters).select(*docs.columns).orderBy("doc_key"), "kept", DOCS_WRITE_OPTIONS)
         ids = docs.select("doc_key", "doc_id")
         dropped = (clusters.where(F.col("doc_key") != F.col("cluster_key")).join(ids, on="doc_key")
                    .join(ids.select(F.col("doc_key").alias("cluster_key"), F.col("doc_id").alias("duplicate_of")),
                          on="cluster_key")
                    .select("doc_id", "duplicate_of"))
-        counts["documents_dropped"] = run.out.write_table(dropped.orderBy("doc_id"), "duplicate_of").count()
+        _, counts["documents_dropped"] = run.out.write_rows(dropped.orderBy("doc_id"), "duplicate_of")
 
 
 def top_clusters(out: OutputFolder, n: int) -> list[dict[str, Any]]:

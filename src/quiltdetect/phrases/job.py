@@ -58,11 +58,11 @@ def samples_stage(spark: SparkSession, docs: DataFrame, cfg: PhrasesConfig, metr
             counts.update(done)
             counts["reused"] = True
             return state.out.read_table(table)
-        samples = state.out.write_table(sampled_shingles(docs, cfg.k, cfg.shingles), table)
-        row = samples.agg(F.count(F.lit(1)), F.sum("n_words")).first()
-        counts["documents_sampled"] = int(row[0])
-        counts["documents_without_words"] = int(metrics.stages["ingest"]["documents"]) - int(row[0])
-        counts["words"] = int(row[1] or 0)
+        samples, row = state.out.write_counted(sampled_shingles(docs, cfg.k, cfg.shingles), table,
+                                               {"rows": F.count(F.lit(1)), "words": F.sum("n_words")})
+        counts["documents_sampled"] = int(row["rows"])
+        counts["documents_without_words"] = int(metrics.stages["ingest"]["documents"]) - int(row["rows"])
+        counts["words"] = int(row["words"] or 0)
         state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
     return samples
 
@@ -126,10 +126,10 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
                  .select("phrase", "n_documents", "n_samples", "n_popular_selectors", "example_url",
                          F.col("shingle").alias("fingerprint")))
         table = ranked(table, F.desc("n_documents"), F.desc("n_samples"), F.asc("phrase"), F.asc("fingerprint"))
-        row = write_table(table, "popular_phrases").agg(
-            F.count(F.lit(1)), F.sum(F.col("phrase").isNull().cast("long"))).first()
-        counts["popular_phrases"] = int(row[0])
-        counts["without_text"] = int(row[1] or 0)
+        _, row = run.out.write_counted(table, "popular_phrases", {
+            "rows": F.count(F.lit(1)), "without_text": F.sum(F.col("phrase").isNull().cast("long"))})
+        counts["popular_phrases"] = int(row["rows"])
+        counts["without_text"] = int(row["without_text"] or 0)
 
     with metrics.stage(spark, "covering_sets", f"greedy covering sets ({cfg.cover_sample} sample, "
                                                f"foreign preference: {cfg.server})") as counts:
@@ -137,24 +137,22 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
         with_server = cfg.server != "none"
         rows = donor_rows(sample, triples, popular, server if with_server else None)
         picks = covering_sets(rows, cfg.shingles)
-        covers = write_table(assemble(sample, picks, doc_n, docs, server, foreign=with_server)
-                             .orderBy("doc_id"), "covering_sets")
+        covers, row = run.out.write_counted(
+            assemble(sample, picks, doc_n, docs, server, foreign=with_server).orderBy("doc_id"), "covering_sets",
+            {"cover_size": F.sum("cover_size"), "n_popular": F.sum("n_popular"),
+             "foreign": F.sum("foreign_contribution"), "uncovered": F.sum("uncovered"), "rows": F.count(F.lit(1))})
         scatter = write_table(scatter_table(covers), "cover_scatter")
-        row = covers.agg(F.sum("cover_size"), F.sum("n_popular"), F.sum("foreign_contribution"),
-                         F.sum("uncovered"), F.count(F.lit(1))).first()
-        counts["sampled_documents"] = int(row[4])
-        counts["donors_picked"] = int(row[0] or 0)
-        counts["popular_shingles_covered"] = int((row[1] or 0) - (row[3] or 0))
+        counts["sampled_documents"] = int(row["rows"])
+        counts["donors_picked"] = int(row["cover_size"] or 0)
+        counts["popular_shingles_covered"] = int((row["n_popular"] or 0) - (row["uncovered"] or 0))
         if with_server:
-            counts["foreign_contribution"] = int(row[2] or 0)
+            counts["foreign_contribution"] = int(row["foreign"] or 0)
 
     with metrics.stage(spark, "hosts", f"hosts with >= {cfg.min_host_pages} pages, monster candidates") as counts:
         stats = host_stats(doc_counts, covers, cfg.min_host_pages, cfg.shingles)
-        hosts = write_table(stats.orderBy(F.desc("n_pages"), "host"), "host_stats")
-        monsters = write_table(monster_sites(hosts, cfg.monster_min_mean, cfg.monster_max_std,
-                                                    cfg.monster_order), "monster_sites")
-        counts["hosts"] = hosts.count()
-        counts["monster_candidates"] = monsters.count()
+        hosts, counts["hosts"] = run.out.write_rows(stats.orderBy(F.desc("n_pages"), "host"), "host_stats")
+        monsters, counts["monster_candidates"] = run.out.write_rows(
+            monster_sites(hosts, cfg.monster_min_mean, cfg.monster_max_std, cfg.monster_order), "monster_sites")
         for frame in (popular, server, doc_n):
             frame.unpersist()
 

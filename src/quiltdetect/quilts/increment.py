@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 from quiltdetect.common import fs
 from quiltdetect.common.caching import keep, release
 from quiltdetect.common.config import ConfigError
-from quiltdetect.common.folder import OutputFolder, read_bucketed
+from quiltdetect.common.folder import OutputFolder, read_bucketed, read_parquet
 from quiltdetect.common.runstate import COMPLETE, STATE_DIR
 from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
 from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
@@ -124,7 +124,7 @@ def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, Data
     documents and the number of previous documents (the first new key)."""
     spark, cfg, out, state = run.spark, run.cfg, run.out, run.state
     with run.metrics.stage(spark, "ingest", "read the new inputs, add them to the previous docs/") as counts:
-        old = spark.read.parquet(fs.join(previous.path, "docs"))
+        old = read_parquet(spark, fs.join(previous.path, "docs"))
         done = state.stage("ingest", state.inputs_key)
         if done is not None and "previous_documents" in done:
             counts.update(done)
@@ -235,7 +235,7 @@ class Restriction:
         """The recomputed rows of quilts/ and doc_stats/ with the previous run's rows of every
         other document (every old document the update touched has grams, so a doc_stats row)."""
         done = stats.select("doc_id")
-        before = [spark.read.parquet(fs.join(self.previous, name)).join(done, on="doc_id", how="left_anti")
+        before = [read_parquet(spark, fs.join(self.previous, name)).join(done, on="doc_id", how="left_anti")
                   for name in ("quilts", "doc_stats")]
         return (before[0].unionByName(quilts), before[1].unionByName(stats))
 

@@ -136,13 +136,14 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
         quilts, stats = as_nullable(quilts), as_nullable(stats)
         if restrict is not None:
             quilts, stats = restrict.with_previous(spark, quilts, stats)
-        written = out.write_table(quilts.orderBy("doc_id"), "quilts")
+        _, row = out.write_counted(quilts.orderBy("doc_id"), "quilts", {
+            "rows": F.count(F.lit(1)), "sources": F.avg(F.size("sources")),
+            "attributed": F.sum(F.col("attributed").cast("long"))})
         out.write_table(stats.orderBy("doc_id"), "doc_stats")
-        row = written.agg(F.count(F.lit(1)), F.avg(F.size("sources")), F.sum(F.col("attributed").cast("long"))).first()
-        counts["quilts"] = int(row[0])
+        counts["quilts"] = int(row["rows"])
         if counts["quilts"]:
-            counts["avg_sources"] = round(float(row[1]), 2)
-            counts["attributed"] = int(row[2] or 0)
+            counts["avg_sources"] = round(float(row["sources"]), 2)
+            counts["attributed"] = int(row["attributed"] or 0)
         for frame in (fractions, covers, sizes):
             frame.unpersist()
 
@@ -190,10 +191,10 @@ def write_actions(run: JobRun, docs: DataFrame) -> None:
                          .select(*docs.columns, "n_grams", "n_patch_grams", "patchfrac",
                                  F.coalesce("n_sources", F.lit(0)).alias("n_sources"),
                                  F.coalesce("is_quilt", F.lit(False)).alias("is_quilt")))
-            counts["annotated"] = out.write_table(annotated.orderBy("doc_id"), "annotated", DOCS_WRITE_OPTIONS).count()
+            _, counts["annotated"] = out.write_rows(annotated.orderBy("doc_id"), "annotated", DOCS_WRITE_OPTIONS)
         if cfg.write_filtered:
             filtered = docs.join(quilted, on="doc_id", how="left_anti").select(*docs.columns)
-            counts["filtered"] = out.write_table(filtered.orderBy("doc_id"), "filtered", DOCS_WRITE_OPTIONS).count()
+            _, counts["filtered"] = out.write_rows(filtered.orderBy("doc_id"), "filtered", DOCS_WRITE_OPTIONS)
 
 
 class QuiltsJob(Job[QuiltConfig]):

@@ -49,12 +49,12 @@ def page_contains(hashes: DataFrame, chunk_matches: DataFrame, file_matches: Dat
     )
 
 
-def mean_plus_std(frame: DataFrame, column: str) -> tuple[float | None, float | None, int]:
-    """(mean, population standard deviation, n) of a column over the non-null rows."""
-    row = frame.where(F.col(column).isNotNull()).agg(
-        F.avg(column), F.stddev_pop(column), F.count(F.lit(1))
-    ).first()
-    return (None if row[0] is None else float(row[0]), None if row[1] is None else float(row[1]), int(row[2]))
+def mean_plus_std(frame: DataFrame, column: str) -> tuple[float | None, float | None, int, int]:
+    """(mean, population standard deviation, n) of a column over the non-null rows, and the
+    number of null rows (one pass: the aggregates skip nulls)."""
+    row = frame.agg(F.avg(column), F.stddev_pop(column), F.count(column), F.count(F.lit(1))).first()
+    return (None if row[0] is None else float(row[0]), None if row[1] is None else float(row[1]), int(row[2]),
+            int(row[3]) - int(row[2]))
 
 
 def neighborhood_members(pages: DataFrame, paths: DataFrame) -> DataFrame:

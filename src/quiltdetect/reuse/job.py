@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
 from quiltdetect.common.caching import keep
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.csvsafe import tsv_text
-from quiltdetect.common.folder import OutputFolder
+from quiltdetect.common.folder import OutputFolder, read_parquet
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.ingest.table import SPILL, document_table
 from quiltdetect.lifecycle import Job, JobResult, JobRun
@@ -72,13 +72,15 @@ def hash_corpus(run: JobRun, stop: frozenset[bytes]) -> Corpus:
     with metrics.stage(spark, "clean", "recursion-error URLs, neighborhoods per page") as counts:
         paths = keep(page_paths(docs, run.cfg.max_component_repeats, run.cfg.max_prefix_depth), SPILL)
         errors = paths.where(F.col("recursion_error").isNotNull())
-        by_reason = {r[0]: int(r[1]) for r in errors.groupBy("recursion_error").count().collect()}
+        # one pass for both counts: pages per reason, and pages without a host among the rest
+        by_reason = {r[0]: (int(r[1]), int(r[2])) for r in paths.groupBy("recursion_error").agg(
+            F.count(F.lit(1)), F.sum((F.size("prefixes") == 0).cast("long"))).collect()}
         run.out.write_table(errors.join(docs.select("doc_key", "doc_id", "url"), on="doc_key")
                   .select("doc_id", "url", F.col("recursion_error").alias("reason")).orderBy("doc_id"),
                   "recursion_errors")
-        counts["removed"] = dict(sorted(by_reason.items()))
-        counts["pages_without_host"] = paths.where(
-            F.col("recursion_error").isNull() & (F.size("prefixes") == 0)).count()
+        counts["removed"] = {reason: n for reason, (n, _) in sorted(by_reason.items(), key=lambda r: str(r[0]))
+                             if reason is not None}
+        counts["pages_without_host"] = by_reason.get(None, (0, 0))[1]
     with metrics.stage(spark, "hash", "SHA-1 of files and chunks, stop chunks removed") as counts:
         kept = docs.join(paths.where(F.col("recursion_error").isNull()).select("doc_key"), on="doc_key", how="left_semi")
         hashes = keep(document_hashes(kept, stop), SPILL)
@@ -105,13 +107,12 @@ def _with_examples(labeled: DataFrame, docs: DataFrame) -> DataFrame:
 
 def write_labeled(run: JobRun, labeled: DataFrame, docs: DataFrame, name: str = "labeled") -> DataFrame:
     """Write labeled/ (kind, sha1 hex, occurrences, n_docs, example) and read it back for detection."""
-    run.out.write_table(_with_examples(labeled, docs).orderBy("kind", "sha1"), name)
-    return read_labeled(run.spark, run.path(name))
+    return labeled_keys(run.out.write_table(_with_examples(labeled, docs).orderBy("kind", "sha1"), name))
 
 
-def read_labeled(spark: SparkSession, path: str) -> DataFrame:
+def labeled_keys(table: DataFrame) -> DataFrame:
     """A labeled/ table as (kind, sha1 binary)."""
-    return spark.read.parquet(path).select("kind", F.unhex("sha1").alias("sha1"))
+    return table.select("kind", F.unhex("sha1").alias("sha1"))
 
 
 def _top_with_text(freq: DataFrame, docs: DataFrame, n: int, kind: str) -> pd.DataFrame:
@@ -212,9 +213,8 @@ def resolve_labeled(run: JobRun, corpus: Corpus, stop: frozenset[bytes],
     if cfg.labeled.rstrip("/") == cfg.output.rstrip("/"):
         raise ConfigError("--labeled must not be the --output directory")
     if fs.exists(spark, fs.join(cfg.labeled, "labeled")):
-        given = spark.read.parquet(fs.join(cfg.labeled, "labeled"))
-        run.out.write_table(given.orderBy("kind", "sha1"), name)
-        return read_labeled(spark, run.path(name)), f"labeled set of {cfg.labeled}", {}
+        given = read_parquet(spark, fs.join(cfg.labeled, "labeled"))
+        return labeled_keys(run.out.write_table(given.orderBy("kind", "sha1"), name)), f"labeled set of {cfg.labeled}", {}
     return labeled_from_corpus(run, stop, name), f"informed, from the corpus {cfg.labeled}", {}
 
 
@@ -230,10 +230,10 @@ def score_pages(labeled: DataFrame, corpus: Corpus, cfg: ReuseConfig, counts: di
     return chunk_matches, file_matches, page_contains(corpus.hashes, chunk_matches, file_matches)
 
 
-def _threshold(given: float | None, stats: tuple[float | None, float | None, int]) -> float:
+def _threshold(given: float | None, stats: tuple[float | None, float | None, int, int]) -> float:
     if given is not None:
         return given
-    mean, std, _ = stats
+    mean, std, *_ = stats
     return (mean or 0.0) + (std or 0.0)
 
 
@@ -244,12 +244,12 @@ def detect(run: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
     names = corpus.docs.select("doc_key", "doc_id", "url")
     with metrics.stage(spark, "match", "exact file and chunk matches against L") as counts:
         chunk_matches, file_matches, pages = score_pages(labeled, corpus, cfg, counts)
-        counts["chunk_matches"] = run.out.write_table(
+        _, counts["chunk_matches"] = run.out.write_rows(
             chunk_matches.join(names, on="doc_key").select("doc_id", "url", "pos", F.lower(F.hex("sha1")).alias("sha1"))
-            .orderBy("doc_id", "pos"), "chunk_matches").count()
-        counts["file_matches"] = run.out.write_table(
+            .orderBy("doc_id", "pos"), "chunk_matches")
+        _, counts["file_matches"] = run.out.write_rows(
             file_matches.join(names, on="doc_key").select("doc_id", "url", F.lower(F.hex("sha1")).alias("sha1"))
-            .orderBy("doc_id"), "file_matches").count()
+            .orderBy("doc_id"), "file_matches")
 
     with metrics.stage(spark, "pages", "contains(L, f) per page, partial targets") as counts:
         pages = keep(pages, SPILL)
@@ -257,16 +257,16 @@ def detect(run: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
         page_thr = _threshold(cfg.partial_threshold, stats)
         report["page_threshold"] = page_thr
         counts["pages_scored"] = stats[2]
-        counts["pages_without_chunks"] = pages.where(F.col("contains").isNull()).count()
+        counts["pages_without_chunks"] = stats[3]
         counts["contains_mean"] = round(stats[0] or 0.0, 6)
         counts["contains_std"] = round(stats[1] or 0.0, 6)
         counts["partial_threshold"] = round(page_thr, 6)
-        written = run.out.write_table(
+        written, row = run.out.write_counted(
             pages.join(corpus.docs.select("doc_key", "doc_id", "url", "host"), on="doc_key")
             .select("doc_id", "url", "host", "n_chunks", "n_stop", "n_labeled_chunks", "contains", "file_match",
                     F.coalesce(F.col("contains") > page_thr, F.lit(False)).alias("partial_target"))
-            .orderBy("doc_id"), "pages")
-        counts["partial_targets"] = written.where("partial_target").count()
+            .orderBy("doc_id"), "pages", {"partial": F.sum(F.col("partial_target").cast("long"))})
+        counts["partial_targets"] = int(row["partial"] or 0)
         report["top_pages"] = [r.asDict() for r in written.where("partial_target").orderBy(
             F.desc("contains"), F.desc("n_labeled_chunks"), "doc_id").limit(cfg.top).collect()]
 
@@ -279,8 +279,9 @@ def detect(run: JobRun, corpus: Corpus, labeled: DataFrame) -> dict:
         counts["badness_mean"] = round(stats[0] or 0.0, 6)
         counts["badness_std"] = round(stats[1] or 0.0, 6)
         counts["badness_threshold"] = round(nb_thr, 6)
-        written = run.out.write_table(hoods.withColumn("bad", F.col("badness") > nb_thr).orderBy("neighborhood"), "neighborhoods")
-        counts["bad_neighborhoods"] = written.where("bad").count()
+        written, row = run.out.write_counted(hoods.withColumn("bad", F.col("badness") > nb_thr).orderBy("neighborhood"),
+                                             "neighborhoods", {"bad": F.sum(F.col("bad").cast("long"))})
+        counts["bad_neighborhoods"] = int(row["bad"] or 0)
         members = neighborhood_members(pages, corpus.paths).join(
             written.where("bad").select("neighborhood"), on="neighborhood", how="left_semi")
         run.out.write_table(members.join(names, on="doc_key")

@@ -103,15 +103,16 @@ def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
                 else:
                     doc_table = pass_table(shared, m, largest)
                 fractions, covers = pass_tables(doc_table, n, cfg)
-                outcomes = run.out.write_table(doc_outcomes(docs, fractions, covers, cfg).orderBy("doc_id"),
-                                              f"outcomes/k={k}/m={m}")
+                outcomes, written = run.out.write_counted(
+                    doc_outcomes(docs, fractions, covers, cfg).orderBy("doc_id"), f"outcomes/k={k}/m={m}",
+                    {"covered": F.sum((F.col("n_sources")[0] > 0).cast("long"))})
                 for frame in (fractions, covers) if shared is not None else (doc_table, fractions, covers):
                     frame.unpersist()
                 cells = cell_counts(outcomes, cfg)
                 transitions = transition_counts(previous, outcomes, cfg) if previous is not None else None
                 new = grid_rows(k, m, cells, transitions, cfg)
                 rows += new
-                counts["covered_documents"] = outcomes.where(F.col("n_sources")[0] > 0).count()
+                counts["covered_documents"] = int(written["covered"] or 0)
                 pivot = [r for r in new if r["c"] == cfg.pivot[2] and r["theta"] == cfg.pivot[3]]
                 counts["quilted_at_pivot_c_theta"] = pivot[0]["quilted"] if pivot else None
                 previous = outcomes
