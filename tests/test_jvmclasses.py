@@ -65,6 +65,28 @@ def test_the_key_changes_with_the_java_and_the_class_path(tmp_path):
     assert key != jvmclasses.archive_key(str(first), "/opt/extra.jar")
 
 
+def test_the_key_changes_when_a_jar_is_installed_again(tmp_path, monkeypatch):
+    """The JVM refuses (silently) an archive whose jars have other times or sizes than when it
+    was written: a reinstall of the same Spark at the same path must get an archive of its own."""
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text("#!/bin/sh\n")
+    jars = tmp_path / "spark" / "jars"
+    jars.mkdir(parents=True)
+    jar = jars / "spark-core.jar"
+    jar.write_bytes(b"classes")
+    extra = tmp_path / "extra.jar"
+    extra.write_bytes(b"more")
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path / "spark"))
+    key = jvmclasses.archive_key(str(java), str(extra))
+    assert key == jvmclasses.archive_key(str(java), str(extra))
+    os.utime(jar, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns + 10**9))  # reinstalled: same bytes, new time
+    moved = jvmclasses.archive_key(str(java), str(extra))
+    assert moved != key
+    extra.write_bytes(b"other")  # the extra class path is checked too
+    assert jvmclasses.archive_key(str(java), str(extra)) != moved
+
+
 def test_the_first_run_writes_at_exit_and_a_whole_archive_is_used_after(cache):
     started = class_archive("java")
     part = cache / f"{KEY}.{os.getpid()}.part"

@@ -52,19 +52,31 @@ def cache_dir() -> Path | None:
     return Path(base) / "quiltdetect"
 
 
+def _stamp(path: Path) -> str:
+    """A file's name, size and modification time: what the JVM checks of each class path entry
+    before it maps an archive (a jar with another time makes it refuse the archive, silently)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return f"{path.name} -"
+    return f"{path.name} {st.st_size} {st.st_mtime_ns}"
+
+
 def archive_key(java: str, extra_classpath: str = "") -> str:
-    """A name for the archive of this Java and these jars: another one cannot use it."""
+    """A name for the archive of this Java and these jars: another one cannot use it. The jars
+    are named with their sizes and times, so that a reinstall of the same Spark (a new
+    virtualenv at the same path) gets an archive of its own instead of one the JVM refuses."""
     import pyspark
 
     real = os.path.realpath(java)
     libjvm = Path(real).parent.parent / "lib" / "server" / "libjvm.so"
-    stamp = libjvm if libjvm.is_file() else Path(real)
-    st = stamp.stat()
+    st = (libjvm if libjvm.is_file() else Path(real)).stat()
     spark_home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
     jars = Path(spark_home) / "jars"
-    listing = sorted(p.name for p in jars.glob("*.jar")) if jars.is_dir() else []
+    listing = [_stamp(p) for p in sorted(jars.glob("*.jar"))] if jars.is_dir() else []
+    extra = [_stamp(Path(p)) for p in extra_classpath.split(os.pathsep) if p]
     parts = [real, str(st.st_size), str(st.st_mtime_ns), spark_home, pyspark.__version__, *listing,
-             extra_classpath]
+             extra_classpath, *extra]
     return "jvm-classes-" + hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
