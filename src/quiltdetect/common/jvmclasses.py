@@ -163,12 +163,20 @@ def settle(directory: Path, key: str, now: float | None = None) -> tuple[Path | 
 
 
 def prune(directory: Path, key: str, now: float | None = None) -> None:
-    """Delete the archives of other keys (another Java, Spark or virtualenv) unused for
-    ``UNUSED_SECONDS``: each is ~170 MB, and an upgrade leaves the old one behind."""
+    """Delete what other keys (another Java, Spark or virtualenv) left behind: an archive unused
+    for ``UNUSED_SECONDS`` (each is ~170 MB, and an upgrade leaves the old one behind), a
+    writer's part or log older than ``STALE_SECONDS`` (the last run of a deleted virtualenv
+    leaves its JVM's part of ~170 MB that no run of its key will ever settle), and a note of a
+    failed start older than ``FAILED_SECONDS``. This key's files are ``settle``'s."""
     now = time.time() if now is None else now
-    for old in directory.glob("jvm-classes-*.jsa"):
-        if old.name != f"{key}.jsa" and now - old.stat().st_mtime > UNUSED_SECONDS:
-            old.unlink(missing_ok=True)
+    limits = {".jsa": UNUSED_SECONDS, ".part": STALE_SECONDS, ".log": STALE_SECONDS, ".failed": FAILED_SECONDS}
+    for old in directory.glob("jvm-classes-*"):
+        limit = limits.get(old.suffix)
+        if limit is None or old.name.startswith(f"{key}."):
+            continue
+        with contextlib.suppress(OSError):  # gone already, or another user's
+            if now - old.stat().st_mtime > limit:
+                old.unlink()
 
 
 def base_archive_missing(java: str) -> bool:
