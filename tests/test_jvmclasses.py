@@ -149,12 +149,13 @@ def test_archives_of_other_installations_go_after_thirty_days_unused(cache):
 
 def test_parts_and_logs_other_installations_left_go_after_a_day(cache):
     """A deleted virtualenv's last run leaves its JVM's part (~170 MB) and log under a key no run
-    settles again: they go after a day, its failure note after a week; this key's are settle's."""
+    settles again: they go after a day, its failure note and a JVM's crash report after a week;
+    this key's are settle's."""
     cache.mkdir(parents=True)
     day, week = time.time() - jvmclasses.STALE_SECONDS - 1, time.time() - jvmclasses.FAILED_SECONDS - 1
     names = {"jvm-classes-gone.1.part": day, "jvm-classes-gone.1.jvm2.log": day, "jvm-classes-gone.failed": week,
              "jvm-classes-new.3.part": None, "jvm-classes-new.3.jvm4.log": None, "jvm-classes-new.failed": day,
-             "jvm-classes-gone.jsa": day, "hs_err_pid7.log": week, f"{KEY}.failed": day}
+             "jvm-classes-gone.jsa": day, "hs_err_pid7.log": week, "hs_err_pid8.log": day, f"{KEY}.failed": day}
     for name, when in names.items():
         (cache / name).write_bytes(b"x")
         if when is not None:
@@ -163,7 +164,7 @@ def test_parts_and_logs_other_installations_left_go_after_a_day(cache):
     jvmclasses.prune(cache, KEY)
     assert sorted(p.name for p in cache.iterdir()) == sorted(
         ["jvm-classes-new.3.part", "jvm-classes-new.3.jvm4.log", "jvm-classes-new.failed", "jvm-classes-gone.jsa",
-         "hs_err_pid7.log", f"{KEY}.failed"])
+         "hs_err_pid8.log", f"{KEY}.failed"])
 
 
 def test_a_full_or_read_only_cache_starts_the_jvm_as_before(cache, monkeypatch):

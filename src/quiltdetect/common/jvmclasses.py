@@ -167,11 +167,12 @@ def prune(directory: Path, key: str, now: float | None = None) -> None:
     for ``UNUSED_SECONDS`` (each is ~170 MB, and an upgrade leaves the old one behind), a
     writer's part or log older than ``STALE_SECONDS`` (the last run of a deleted virtualenv
     leaves its JVM's part of ~170 MB that no run of its key will ever settle), and a note of a
-    failed start older than ``FAILED_SECONDS``. This key's files are ``settle``'s."""
+    failed start or a JVM's crash report older than ``FAILED_SECONDS``. This key's files are
+    ``settle``'s."""
     now = time.time() if now is None else now
     limits = {".jsa": UNUSED_SECONDS, ".part": STALE_SECONDS, ".log": STALE_SECONDS, ".failed": FAILED_SECONDS}
-    for old in directory.glob("jvm-classes-*"):
-        limit = limits.get(old.suffix)
+    for old in [*directory.glob("jvm-classes-*"), *directory.glob("hs_err_pid*.log")]:
+        limit = FAILED_SECONDS if old.name.startswith("hs_err_pid") else limits.get(old.suffix)
         if limit is None or old.name.startswith(f"{key}."):
             continue
         with contextlib.suppress(OSError):  # gone already, or another user's
