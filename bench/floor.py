@@ -1,0 +1,114 @@
+"""The floor of the quilt job's dataflow on this machine: what a Spark session costs before any
+work, and what the first half of the grams stage costs with nothing else around it.
+
+Issue 21 asks for 2,000 pages/s per core at 100,000 pages: 25 s of wall time on 2 cores for the
+whole job. This runs, in one local session with the console's Spark defaults, each of these as
+its own Spark job, and prints each job's wall time:
+
+  session  the JVM started and the session built (``build_session``)
+  warm     a job of 8 Python tasks that do nothing (the Python workers start)
+  scan     the input's text column scanned in the JVM (the sum of its lengths)
+  write    the input written as a Parquet table with a doc_key, in row groups as docs/ is
+           (no shuffle, no checks); ``map`` and ``merge`` then read it, as the grams stage reads docs/
+  map      the text sent to Python, each batch's distinct (gram, doc) pairs found by the kernel
+           and cut into gram buckets (``bucketed._gram_rows``), the rows counted: no shuffle
+  merge    the same rows shuffled by gram bucket and each bucket merged and sorted
+           (``bucketed._merge_gram_bucket``), the merged rows counted: no table written
+
+``merge`` is the grams stage without its write; the job also reads its input and writes docs/
+(ingest), and after grams finds patch grams, patch fractions, sources and quilts. If session +
+warm + merge alone come near the 25 s, no layout of the remaining stages reaches the target.
+
+    PYTHONPATH=src python bench/floor.py /tmp/quiltdetect-bench/c100000-s1.parquet
+
+Run it under ``/usr/bin/time -v`` for the CPU seconds of the whole process tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from pyspark.sql import functions as F
+
+from quiltdetect.common.config import local_spark_defaults
+from quiltdetect.common.session import build_session
+from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
+from quiltdetect.quilts.bucketed import (
+    GRAM_BUCKETS_DDL,
+    _gram_rows,
+    _merge_gram_bucket,
+    bucket_count,
+)
+
+JOBS = ("warm", "scan", "write", "map", "merge")
+
+
+def _tree_cpu() -> float:
+    """CPU seconds (user + system) of this process and every process under it so far: the JVM,
+    the Python daemon and its workers (the workers that have exited are in their parents' counts
+    only once reaped, so this is a lower bound)."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0.0
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("input", help="a Parquet table with a text column (the harness's corpus)")
+    ap.add_argument("-k", type=int, default=5)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--jobs", nargs="+", choices=JOBS, default=list(JOBS),
+                    help="which jobs to run, in this order (default: all); ``--jobs merge`` alone is the "
+                         "grams stage's floor as one run pays it")
+    ap.add_argument("--docs", default="/tmp/quiltdetect-floor-docs",
+                    help="where ``write`` writes the table (replaced); ``map`` and ``merge`` then read it")
+    args = ap.parse_args()
+
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    spark = build_session("floor", {**local_spark_defaults(), "spark.master": args.master,
+                                    "spark.log.level": "ERROR", "spark.ui.enabled": "false"}, local=True)
+    seconds["session"] = time.perf_counter() - t0
+
+    def timed(name: str, action) -> object:
+        if name not in args.jobs:
+            return None
+        start = time.perf_counter()
+        value = action()
+        seconds[name] = time.perf_counter() - start
+        return value
+
+    timed("warm", lambda: spark.range(0, 8000, numPartitions=8).mapInArrow(lambda b: b, "id long")
+          .agg(F.sum("id")).collect())
+    table = spark.read.parquet(args.input)
+    chars = timed("scan", lambda: table.agg(F.sum(F.length("text"))).collect()[0][0])
+    keyed = table.select(F.monotonically_increasing_id().alias("doc_key"), *table.columns)
+    if "write" in args.jobs:
+        timed("write", lambda: keyed.write.options(**DOCS_WRITE_OPTIONS).mode("overwrite").parquet(args.docs))
+        keyed = spark.read.parquet(args.docs)
+    n = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
+    docs = keyed.select("doc_key", "text")
+    rows = docs.mapInArrow(_gram_rows(args.k, n, False), GRAM_BUCKETS_DDL)
+    pairs = timed("map", lambda: rows.agg(F.sum("n")).collect()[0][0])
+    merged = rows.groupBy("bucket").applyInArrow(_merge_gram_bucket(n, False), GRAM_BUCKETS_DDL)
+    merged_pairs = timed("merge", lambda: merged.agg(F.sum("n")).collect()[0][0])
+    seconds["total"] = time.perf_counter() - t0
+    cpu = _tree_cpu()
+    spark.stop()
+    print(json.dumps({"input": args.input, "characters": chars, "pairs_mapped": pairs,
+                      "pairs_merged": merged_pairs, "buckets": n, "cpu_seconds": round(cpu, 1),
+                      "seconds": {k: round(v, 2) for k, v in seconds.items()}}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
