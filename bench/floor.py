@@ -30,6 +30,7 @@ import argparse
 import json
 import time
 
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common.config import local_spark_defaults
@@ -62,52 +63,60 @@ def _tree_cpu() -> float:
     return total
 
 
+def floor_jobs(spark: SparkSession, input_path: str, jobs: list[str], k: int, docs_path: str) -> dict:
+    """Run ``jobs`` (of JOBS, each a Spark job of its own) on the Parquet table ``input_path``;
+    their wall seconds and what each counted: characters of text (scan), (doc, gram) pairs
+    before and after the merge (map, merge: equal, since a batch's pairs are already distinct)."""
+    seconds: dict[str, float] = {}
+
+    def timed(name: str, action) -> object:
+        if name not in jobs:
+            return None
+        start = time.perf_counter()
+        value = action()
+        seconds[name] = round(time.perf_counter() - start, 2)
+        return value
+
+    timed("warm", lambda: spark.range(0, 8000, numPartitions=8).mapInArrow(lambda b: b, "id long")
+          .agg(F.sum("id")).collect())
+    table = spark.read.parquet(input_path)
+    chars = timed("scan", lambda: table.agg(F.sum(F.length("text"))).collect()[0][0])
+    keyed = table.select(F.monotonically_increasing_id().alias("doc_key"), *table.columns)
+    if "write" in jobs:
+        timed("write", lambda: keyed.write.options(**DOCS_WRITE_OPTIONS).mode("overwrite").parquet(docs_path))
+        keyed = spark.read.parquet(docs_path)
+    n = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
+    rows = keyed.select("doc_key", "text").mapInArrow(_gram_rows(k, n, False), GRAM_BUCKETS_DDL)
+    # (rows of bucket >= n hold each batch's document statistics, not pairs)
+    pairs = timed("map", lambda: rows.where(F.col("bucket") < n).agg(F.sum("n")).collect()[0][0])
+    merged = rows.groupBy("bucket").applyInArrow(_merge_gram_bucket(n, False), GRAM_BUCKETS_DDL)
+    merged_pairs = timed("merge", lambda: merged.where(F.col("bucket") < n).agg(F.sum("n")).collect()[0][0])
+    return {"characters": chars, "pairs_mapped": pairs, "pairs_merged": merged_pairs, "buckets": n,
+            "seconds": seconds}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("input", help="a Parquet table with a text column (the harness's corpus)")
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--jobs", nargs="+", choices=JOBS, default=list(JOBS),
-                    help="which jobs to run, in this order (default: all); ``--jobs merge`` alone is the "
+                    help="which jobs to run (default: all; they run in the order above); ``--jobs merge`` alone is the "
                          "grams stage's floor as one run pays it")
     ap.add_argument("--docs", default="/tmp/quiltdetect-floor-docs",
                     help="where ``write`` writes the table (replaced); ``map`` and ``merge`` then read it")
     args = ap.parse_args()
 
-    seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     spark = build_session("floor", {**local_spark_defaults(), "spark.master": args.master,
                                     "spark.log.level": "ERROR", "spark.ui.enabled": "false"}, local=True)
-    seconds["session"] = time.perf_counter() - t0
-
-    def timed(name: str, action) -> object:
-        if name not in args.jobs:
-            return None
-        start = time.perf_counter()
-        value = action()
-        seconds[name] = time.perf_counter() - start
-        return value
-
-    timed("warm", lambda: spark.range(0, 8000, numPartitions=8).mapInArrow(lambda b: b, "id long")
-          .agg(F.sum("id")).collect())
-    table = spark.read.parquet(args.input)
-    chars = timed("scan", lambda: table.agg(F.sum(F.length("text"))).collect()[0][0])
-    keyed = table.select(F.monotonically_increasing_id().alias("doc_key"), *table.columns)
-    if "write" in args.jobs:
-        timed("write", lambda: keyed.write.options(**DOCS_WRITE_OPTIONS).mode("overwrite").parquet(args.docs))
-        keyed = spark.read.parquet(args.docs)
-    n = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
-    docs = keyed.select("doc_key", "text")
-    rows = docs.mapInArrow(_gram_rows(args.k, n, False), GRAM_BUCKETS_DDL)
-    pairs = timed("map", lambda: rows.agg(F.sum("n")).collect()[0][0])
-    merged = rows.groupBy("bucket").applyInArrow(_merge_gram_bucket(n, False), GRAM_BUCKETS_DDL)
-    merged_pairs = timed("merge", lambda: merged.agg(F.sum("n")).collect()[0][0])
-    seconds["total"] = time.perf_counter() - t0
-    cpu = _tree_cpu()
+    session = time.perf_counter() - t0
+    figures = floor_jobs(spark, args.input, args.jobs, args.k, args.docs)
+    figures["seconds"] = {"session": round(session, 2), **figures["seconds"],
+                          "total": round(time.perf_counter() - t0, 2)}
+    figures["cpu_seconds"] = round(_tree_cpu(), 1)
     spark.stop()
-    print(json.dumps({"input": args.input, "characters": chars, "pairs_mapped": pairs,
-                      "pairs_merged": merged_pairs, "buckets": n, "cpu_seconds": round(cpu, 1),
-                      "seconds": {k: round(v, 2) for k, v in seconds.items()}}, indent=1))
+    print(json.dumps({"input": args.input, **figures}, indent=1))
 
 
 if __name__ == "__main__":
