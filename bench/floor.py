@@ -1,9 +1,9 @@
-"""The floor of the quilt job's dataflow on this machine: what a Spark session costs before any
-work, and what the first half of the grams stage costs with nothing else around it.
+"""The floor of the quilt job's dataflow on this machine: what no layout of the job can avoid,
+each part done once with nothing else around it.
 
-Issue 21 asks for 2,000 pages/s per core at 100,000 pages: 25 s of wall time on 2 cores for the
-whole job. This runs, in one local session with the console's Spark defaults, each of these as
-its own Spark job, and prints each job's wall time:
+Issue 21 asked for 2,000 pages/s per core at 100,000 pages: 25 s of wall time on 2 cores for the
+whole job. This runs, in one local session with the console's Spark defaults (``local[2]``),
+each of these as its own Spark job, and prints each one's wall seconds and what it counted:
 
   session  the JVM started and the session built (``build_session``)
   warm     a job of 8 Python tasks that do nothing (the Python workers start)
@@ -11,24 +11,30 @@ its own Spark job, and prints each job's wall time:
   write    the input written as a Parquet table with a doc_key, in row groups as docs/ is
            (no shuffle, no checks); ``map`` and ``merge`` then read it, as the grams stage reads docs/
   map      the text sent to Python, each batch's distinct (gram, doc) pairs found by the kernel
-           and cut into gram buckets (``bucketed._gram_rows``), the rows counted: no shuffle
+           and cut into gram buckets (``bucketed._gram_rows``), the pairs counted: no shuffle
   merge    the same rows shuffled by gram bucket and each bucket merged and sorted
-           (``bucketed._merge_gram_bucket``), the merged rows counted: no table written
+           (``bucketed._merge_gram_bucket``), the pairs counted: every gram's document frequency
+           found, exactly; no table written
 
-``merge`` is the grams stage without its write; the job also reads its input and writes docs/
-(ingest), and after grams finds patch grams, patch fractions, sources and quilts. If session +
-warm + merge alone come near the 25 s, no layout of the remaining stages reaches the target.
+``--jobs write merge`` is the floor as one run pays it: a session, the document table written
+once, the grams stage without its write. The job around it also checks the input, keeps one
+record per doc_id, numbers the documents in doc_id order, writes the gram table, and finds patch
+grams, patch fractions, sources and quilts. Run it beside the job, in turn, on the same corpus
+(``bench/quilts_scale.py --only quilts --only floor`` does) and compare the two as a ratio:
 
-    PYTHONPATH=src python bench/floor.py /tmp/quiltdetect-bench/c100000-s1.parquet
+    PYTHONPATH=src python bench/floor.py /tmp/quiltdetect-bench/c100000-s1.parquet --jobs write merge
 
-Run it under ``/usr/bin/time -v`` for the CPU seconds of the whole process tree.
+``cpu_seconds`` is the process tree's (driver, JVM, Python daemon and workers), read from
+/proc before the session stops. docs/performance.md, "The floor of the dataflow", has the figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -47,19 +53,26 @@ JOBS = ("warm", "scan", "write", "map", "merge")
 
 
 def _tree_cpu() -> float:
-    """CPU seconds (user + system) of this process and every process under it so far: the JVM,
-    the Python daemon and its workers (the workers that have exited are in their parents' counts
-    only once reaped, so this is a lower bound)."""
-    import psutil
-
-    me = psutil.Process()
-    total = 0.0
-    for proc in [me, *me.children(recursive=True)]:
-        try:
-            times = proc.cpu_times()
-        except psutil.NoSuchProcess:
+    """CPU seconds (user + system, with reaped children's) of this process and every process
+    under it so far: the JVM, the Python daemon and its workers, read from /proc (Linux)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parent, cpu = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
             continue
-        total += times.user + times.system + times.children_user + times.children_system
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone since the listing
+            continue
+        parent[int(entry)] = int(fields[1])
+        cpu[int(entry)] = sum(int(f) for f in fields[11:15]) / ticks  # utime stime cutime cstime
+    me, total = os.getpid(), 0.0
+    for pid, seconds in cpu.items():
+        p = pid
+        while p not in (me, 0, 1) and p in parent:
+            p = parent[p]
+        if p == me:
+            total += seconds
     return total
 
 

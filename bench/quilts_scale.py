@@ -31,6 +31,9 @@ In the same run it also times
   the Spark jobs it was in and the seconds of each stage it got through, so that one job far
   over its goal cannot hold up the whole run; ``--drop-outputs`` deletes each job's output once
   its figures are read (every analysis at 1,000,000 pages leaves more than 34 GB);
+* ``--only floor``: after the quilt job at each size, ``bench/floor.py`` on the same corpus (a
+  session, the input written once, every gram's document frequency through one shuffle: what no
+  layout of the job avoids), recorded under ``floor`` with the job's time over the floor's;
 * ``plot A.json B.json --png X.png``: one plot of time against N from several runs' JSON
   (stopped jobs drawn as open triangles: at least that long).
 
@@ -523,6 +526,23 @@ def child(mode: str, input_path: Path, output: Path, json_path: Path, opts: argp
     return res
 
 
+def floor_child(input_path: Path, work: Path) -> dict:
+    """``bench/floor.py`` (its ``write`` and ``merge`` jobs) on ``input_path`` in its own process,
+    its scratch and table under ``work``, removed after; its figures."""
+    docs, scratch = work.with_name(f"{work.name}-docs"), work.with_name(f"{work.name}.scratch")
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    env = {**os.environ, "SPARK_LOCAL_DIRS": str(scratch)}
+    load = load_average()
+    try:
+        done = subprocess.run([sys.executable, str(HERE / "floor.py"), str(input_path), "--jobs", "write", "merge",
+                               "--docs", str(docs)], env=env, check=True, capture_output=True, text=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(docs, ignore_errors=True)
+    return {"load_before": load, **json.loads(done.stdout)}
+
+
 def dropped(args: argparse.Namespace, output: Path) -> None:
     """With ``--drop-outputs``, delete a job's output once its figures are read (its JSON stays)."""
     if args.drop_outputs:
@@ -738,11 +758,12 @@ def main() -> None:
     ap.add_argument("--skip", type=skip_spec, action="append", default=[], metavar="JOB[@N]",
                     help="leave out this job of an --only group (repeatable), at every size or only at N pages: "
                          f"one of {', '.join(JOB_MODES)}, e.g. --only mwo --skip mwo-join or --skip mwo-join@1000000")
-    ap.add_argument("--only", choices=[*ONLY_GROUPS, "naive", "kernel", "warc", "skew", "incremental"],
+    ap.add_argument("--only", choices=[*ONLY_GROUPS, "naive", "kernel", "warc", "skew", "incremental", "floor"],
                     action="append",
                     help="what to run (repeatable; default: quilts, naive, kernel, warc, skew); neardup (default "
                          "and henzinger-calibrated), phrases, reuse (discover), mwo (index, join at t = 0.8) and "
-                         "sweep (default grid) run beside quilts at every size")
+                         "sweep (default grid) run beside quilts at every size; floor (bench/floor.py) after "
+                         "quilts at every size")
     args = ap.parse_args()
     if args.driver_memory is None:  # what a user running the console command gets
         from quiltdetect.common.config import local_spark_defaults
@@ -781,7 +802,7 @@ def main() -> None:
         print(summary(results), flush=True)
 
     # the corpora of --sizes only for the runs that use them (--only incremental makes its own)
-    per_size = "naive" in only or any(group in only for group in ONLY_GROUPS)
+    per_size = "naive" in only or "floor" in only or any(group in only for group in ONLY_GROUPS)
     for n in sorted(args.sizes) if per_size else []:
         path, meta = make_corpus(args.work, n, args.seed, vocabulary=args.vocabulary)
         if "quilts" in only:
@@ -820,6 +841,15 @@ def main() -> None:
                 finally:
                     dropped(args, args.work / f"{mode}{n}")
                 record(f"{mode} parquet {n}", mode, meta, res)
+        if "floor" in only:
+            res = floor_child(path, args.work / f"floor{n}")
+            quilts = [r["seconds"] for r in results["runs"] if r["mode"] == "quilts" and r["pages"] == meta["pages"]]
+            row = {"pages": meta["pages"], **res}
+            if quilts:
+                row["job_over_floor"] = round(quilts[0] / res["seconds"]["total"], 3)
+            results.setdefault("floor", []).append(row)
+            out_json.write_text(json.dumps(results, indent=2))
+            print(f"floor {n}: {json.dumps(row['seconds'])}, job / floor {row.get('job_over_floor')}", flush=True)
         if "naive" in only and n <= args.port_max:
             res = child("naive", path, args.work / f"naive{n}", args.work / f"naive{n}.json", args)
             record(f"naive port {n}", "naive", meta, res)
