@@ -528,7 +528,8 @@ def child(mode: str, input_path: Path, output: Path, json_path: Path, opts: argp
 
 def floor_child(input_path: Path, work: Path) -> dict:
     """``bench/floor.py`` (its ``write`` and ``merge`` jobs) on ``input_path`` in its own process,
-    its scratch and table under ``work``, removed after; its figures."""
+    its scratch and table under ``work``, removed after; its figures (its stdout: Spark's log and
+    any failure go to the terminal, as the job runs' do)."""
     docs, scratch = work.with_name(f"{work.name}-docs"), work.with_name(f"{work.name}.scratch")
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
@@ -536,7 +537,7 @@ def floor_child(input_path: Path, work: Path) -> dict:
     load = load_average()
     try:
         done = subprocess.run([sys.executable, str(HERE / "floor.py"), str(input_path), "--jobs", "write", "merge",
-                               "--docs", str(docs)], env=env, check=True, capture_output=True, text=True)
+                               "--docs", str(docs)], env=env, check=True, stdout=subprocess.PIPE, text=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(docs, ignore_errors=True)
