@@ -11,6 +11,7 @@ import argparse
 from typing import Any, TypeVar
 
 from quiltdetect.common.config import INPUT_FORMATS, merge_settings, parse_override, read_yaml
+from quiltdetect.common.paths import absolute
 
 T = TypeVar("T")
 
@@ -22,7 +23,7 @@ def add_io_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input-format", choices=INPUT_FORMATS,
                         help="how to read the inputs (default: inferred per file from its name)")
     parser.add_argument("--output", metavar="DIR", help="directory for the results (local or Hadoop URI)")
-    parser.add_argument("--config", action="append", metavar="FILE",
+    parser.add_argument("--config", action="append", metavar="FILE", type=absolute,
                         help="YAML file of options (see conf/); repeatable, later files win")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override one option, e.g. --set m=80 or --set spark.sql.shuffle.partitions=64")

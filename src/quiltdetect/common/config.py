@@ -14,11 +14,10 @@ from typing import Any, TypeVar
 
 import yaml
 
+from quiltdetect.common.errors import ConfigError
+from quiltdetect.common.paths import path_field, resolve_paths
+
 T = TypeVar("T")
-
-
-class ConfigError(ValueError):
-    """A configuration value or option that the user must fix; the message says how."""
 
 
 # The JVM options of the console command's local JVM (spark.driver.defaultJavaOptions), per job:
@@ -58,9 +57,9 @@ INPUT_FORMATS = ("warc", "wet", "parquet", "jsonl")
 class JobConfig:
     """Settings every job shares: inputs, output, ingestion limits and Spark settings."""
 
-    inputs: list[str] = dataclasses.field(default_factory=list)
+    inputs: list[str] = path_field("input", default_factory=list)  # made absolute by validate_io
     input_format: str | None = None  # inferred per file from its name when None
-    output: str | None = None
+    output: str | None = path_field("output", None)
     max_payload_bytes: int = 50_000_000  # larger WARC payloads are skipped and counted
     overwrite: bool = False  # replace an existing output directory
     hadoop_reader: bool = False  # read local WARC/WET through Spark's binaryFile source too
@@ -89,6 +88,7 @@ class JobConfig:
         if self.output is not None and not isinstance(self.output, str):
             raise ConfigError(f"--output must be a path (a string), got {self.output!r}")
         check_types(self)
+        resolve_paths(self)  # every path field absolute from here on (common/paths.py)
         if need_io and not self.inputs:
             raise ConfigError("no input: give --input PATH (a file, directory or glob; repeatable)")
         if need_io and not self.output:

@@ -8,6 +8,7 @@ complete; small files are written beside their final name and renamed (``fs.writ
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,12 @@ class OutputFolder:
     root: str
     tag: str = ""  # names this run's scratch tables (the run id); a random one when empty
     scratch: str = ""  # where tables are written before their rename; <root>/_quiltdetect/tmp when empty
+
+    def __post_init__(self) -> None:
+        # Spark resolves a relative table location against its warehouse directory, not the
+        # working directory: the option layer makes every path absolute (common/paths.py)
+        if fs.is_local(self.root) and not os.path.isabs(fs.local_path(self.root)):
+            raise ValueError(f"OutputFolder: {self.root!r} is relative; resolve it first (common.paths.absolute)")
 
     def sub(self, name: str) -> OutputFolder:
         """A folder inside this one, sharing its scratch directory (cleared when the run completes)."""

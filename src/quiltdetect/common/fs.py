@@ -20,14 +20,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from quiltdetect.common.config import ConfigError
+from quiltdetect.common.paths import check_output_dir, is_uri
 
 HIDDEN_PREFIXES = ("_", ".")
 
 
 def is_local(uri: str) -> bool:
     """True for plain paths and file:// URIs (read directly by Python, no Hadoop needed)."""
-    scheme = urlsplit(uri).scheme
-    return scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt")
+    return not is_uri(uri) or uri.startswith("file:")
 
 
 def local_path(uri: str) -> str:
@@ -282,8 +282,7 @@ def check_output(spark: SparkSession | None, output: str, *, overwrite: bool) ->
     """
     if is_local(output):
         path = local_path(output)
-        if os.path.isfile(path):
-            raise ConfigError(f"--output {output} is a file; give a directory")
+        check_output_dir(output, f"--output {output}")
         ours = os.path.exists(os.path.join(path, "_quiltdetect", "run.json"))
         if os.path.isdir(path) and os.listdir(path) and not ours and not overwrite:
             raise ConfigError(f"--output {output} exists and is not empty; choose another or pass --overwrite")

@@ -9,6 +9,7 @@ import time
 from dataclasses import asdict
 
 from quiltdetect.common.config import show_defaults
+from quiltdetect.common.paths import absolute, absolute_if_file
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.options import add_io_options, config_from_args, run_job
 
@@ -41,8 +42,8 @@ def add_parser(subparsers) -> None:
     for parser in (index, join):
         show_defaults(parser, MwoConfig)
     query = actions.add_parser("query", help="the near-duplicates of one page in an index, ranked by MWO")
-    query.add_argument("--index", required=True, metavar="DIR", help="an index written by `mwo index` (local)")
-    query.add_argument("--page", action="append", default=[], metavar="FILE_OR_URL",
+    query.add_argument("--index", required=True, metavar="DIR", type=absolute, help="an index written by `mwo index` (local)")
+    query.add_argument("--page", action="append", default=[], metavar="FILE_OR_URL", type=absolute_if_file,
                        help="an HTML file, or a URL / doc_id in the index; repeatable; '-' reads one per line from stdin")
     query.add_argument("--url", default="", help="the URL of an HTML --page file (URL terms, same-site anchors)")
     query.add_argument("-t", type=float, default=0.5, help="near-duplicates have MWO >= t (default 0.5)")

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from quiltdetect.common.config import ConfigError, merge_settings, parse_override, show_defaults
+from quiltdetect.common.paths import absolute, output_file
 from quiltdetect.neardup.config import ALGORITHMS, PRESETS, NearDupConfig
 from quiltdetect.options import IO_OPTIONS, add_io_options, config_files, run_job
 
@@ -39,7 +40,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--combined-c-threshold", type=int, help="combined: B-similar and C-similarity >= this")
     p.add_argument("--bucket-cap", type=int, help="buckets with more pages give star edges, not all pairs")
     p.add_argument("--top", type=int, help="largest clusters shown in the summary")
-    p.add_argument("--pairs", metavar="FILE", help="calibrate: labelled pairs, JSON Lines (.gz ok)")
+    p.add_argument("--pairs", metavar="FILE", type=absolute, help="calibrate: labelled pairs, JSON Lines (.gz ok)")
     p.add_argument("--train-corpus", metavar="NAME", help="calibrate: choose thresholds on this corpus only")
     p.add_argument("--test-corpus", metavar="NAME", help="calibrate: report the chosen thresholds on this corpus")
     p.add_argument("--write-config", metavar="FILE", help="calibrate: write the chosen thresholds as YAML")
@@ -63,6 +64,7 @@ def run_calibration(args: argparse.Namespace) -> int:
 
     if not args.pairs:
         raise ConfigError("calibrate needs --pairs FILE (JSON Lines with left_text, right_text, label)")
+    write_config = output_file(args.write_config, "--write-config") if args.write_config else None
     cfg = neardup_config(args, need_io=False)
     pairs = cal.read_pairs(args.pairs)
     train = [p for p in pairs if not args.train_corpus or p.corpus == args.train_corpus]
@@ -78,8 +80,8 @@ def run_calibration(args: argparse.Namespace) -> int:
         print(f"the same thresholds on {len(test)} held-out pairs ({args.test_corpus}):")
         for score in result.test.values():
             print("  " + score.row())
-    if args.write_config:
-        with open(args.write_config, "w", encoding="utf-8") as fh:
+    if write_config:
+        with open(write_config, "w", encoding="utf-8") as fh:
             yaml.safe_dump(result.config(), fh, sort_keys=False)
         print(f"chosen thresholds written to {args.write_config}")
     return 0

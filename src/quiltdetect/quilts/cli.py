@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from quiltdetect.common.config import ConfigError, merge_settings, show_defaults
+from quiltdetect.common.paths import absolute
 from quiltdetect.options import add_io_options, config_from_args, run_job
 from quiltdetect.quilts.config import FOREIGN_CHOICES, QuiltConfig
 
@@ -36,7 +37,7 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
                         help="also write annotated/: every document with patchfrac, n_sources and is_quilt")
     parser.add_argument("--write-filtered", action="store_true", default=None,
                         help="also write filtered/: the document table without the quilts")
-    parser.add_argument("--previous", metavar="RUN",
+    parser.add_argument("--previous", metavar="RUN", type=absolute,
                         help="a finished quilt run's output: add the --input documents to it and write the "
                              "union's quilts to --output (an update; RUN is only read)")
 
@@ -56,7 +57,7 @@ def add_parser(sub: Any) -> None:
                                        "--foreign host) and print a summary")
     demo.add_argument("--output", default="quiltdetect-demo", metavar="DIR",
                       help="where to write (default ./quiltdetect-demo, replaced if present)")
-    demo.add_argument("--sample", metavar="DIR", help="sample directory (default: the bundled data/sample)")
+    demo.add_argument("--sample", metavar="DIR", type=absolute, help="sample directory (default: the bundled data/sample)")
 
 
 def quilt_config(args: argparse.Namespace) -> QuiltConfig:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, check_int
+from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, check_int, path_field
 
 FOREIGN_CHOICES = ("none", "host", "domain", "ip")
 __all__ = ["FOREIGN_CHOICES", "INPUT_FORMATS", "QuiltConfig"]
@@ -26,7 +26,7 @@ class QuiltConfig(JobConfig):
     collapse_near_duplicates: bool = False  # keep one page per near-duplicate cluster first (Fetterly 2005)
     write_annotated: bool = False  # also write annotated/: the documents with patchfrac, n_sources, is_quilt
     write_filtered: bool = False  # also write filtered/: the documents without the quilts
-    previous: str = ""  # a finished quilt run's --output: add --input to it (an update, docs/quilts.md)
+    previous: str = path_field("input", "")  # a finished quilt run's --output: add --input to it (an update, docs/quilts.md)
 
     def validate(self, *, need_io: bool = True) -> QuiltConfig:
         """Fail with a message naming the option when a value cannot work."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, check_int
+from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, check_int, path_field
 
 MUTATIONS = ("add", "delete", "modify")
 __all__ = ["MUTATIONS", "ReuseConfig"]
@@ -26,11 +26,11 @@ class ReuseConfig(JobConfig):
     # discovery (step 3b): objects occurring MORE than the threshold are labeled
     chunk_threshold: int = 10
     file_threshold: int = 10
-    stop_chunks: list[str] = field(default_factory=list)  # extra stop-chunk files
+    stop_chunks: list[str] = path_field("input", default_factory=list)  # extra stop-chunk files
     builtin_stop_chunks: bool = True  # use the list shipped in quiltdetect/reuse/data/
     top_objects: int = 500  # most frequent files/chunks written with an example text
     # detection (steps 4-6)
-    labeled: str | None = None  # discovery output dir, or a corpus to label (informed); None: blind
+    labeled: str | None = path_field("input", None)  # discovery output dir, or a corpus to label (informed); None: blind
     labeled_format: str | None = None  # input format of a labeled corpus (inferred when None)
     min_chunk_chars: int = 100  # labeled-corpus chunks shorter than this are left out
     partial_threshold: float | None = None  # contains > this is a partial target; None: mean + std

@@ -6,18 +6,20 @@ import argparse
 import sys
 from pathlib import Path
 
+from quiltdetect.common.paths import absolute
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``review`` with its options."""
     p = subparsers.add_parser("review", help="judge the quilts of a run in the browser (Najork 2012, Fig. 4)")
-    p.add_argument("--run", required=True, metavar="DIR", help="the --output directory of `quiltdetect quilts`")
+    p.add_argument("--run", required=True, metavar="DIR", type=absolute, help="the --output directory of `quiltdetect quilts`")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="also answer requests whose Host header is NAME or NAME:PORT (the name browsers use to "
                         "reach the server, e.g. its DNS name behind --host 0.0.0.0); repeatable. The bound "
                         "address is always allowed, and loopback names when reachable on loopback")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
-    p.add_argument("--db", metavar="FILE", help="labels database (default DIR/labels.sqlite)")
+    p.add_argument("--db", metavar="FILE", type=absolute, help="labels database (default DIR/labels.sqlite)")
     p.add_argument("--export", metavar="FILE", help="write the run's labels to FILE (.csv or .parquet) and exit")
     return p
 
@@ -25,18 +27,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, *, local: bool) -> int:
     """Open the run and serve until interrupted (or export the labels)."""
     from quiltdetect.common.config import ConfigError
+    from quiltdetect.common.paths import output_file
     from quiltdetect.review.data import Run, RunError
     from quiltdetect.review.labels import LabelStore
     from quiltdetect.review.server import ReviewApp, base_url, make_server
 
+    export = output_file(args.export, "--export") if args.export else None
+    db = output_file(args.db, "--db") if args.db else None
     try:
         quilt_run = Run.open(args.run)
     except RunError as exc:
         raise ConfigError(str(exc)) from exc
-    store = LabelStore(args.db or quilt_run.path / "labels.sqlite")
+    store = LabelStore(db or quilt_run.path / "labels.sqlite")
     app = ReviewApp(quilt_run, store)
-    if args.export:
-        out = Path(args.export)
+    if export:
+        out = Path(export)
         out.write_bytes(app.export_parquet() if out.suffix == ".parquet" else app.export_csv())
         print(f"wrote {len(app.export_rows())} labels to {out}")
         return 0
