@@ -1,7 +1,7 @@
 """The Python API on a DataFrame with its own column names equals the console command on the
 same table (one code path: both run ``Job.run``, through ``api.run_on`` for every function);
 quilts are checked on the bundled sample in test_quilts_job.py (near-duplicates by README's
-example there), reuse detection in test_reuse_cli.py beside its console round trip, and the MWO
+example in test_readme.py), reuse detection in test_reuse_cli.py beside its console round trip, and the MWO
 join here on the table of test_reliability_jobs."""
 
 from __future__ import annotations

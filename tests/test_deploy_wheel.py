@@ -126,9 +126,9 @@ def _installed_sample(installed: Installed) -> Path:
 @needs_uv
 @pytest.mark.deploy
 def test_demo_runs_from_the_installed_wheel(installed):
-    out = installed.site / "demo"
-    done = _run([installed.bin("quiltdetect"), "demo", "--output", out], timeout=1200,
-                cwd=installed.site, env=installed.env)
+    """As the README's first command runs it: no options, so into ./quiltdetect-demo."""
+    out = installed.site / "quiltdetect-demo"
+    done = _run([installed.bin("quiltdetect"), "demo"], timeout=1200, cwd=installed.site, env=installed.env)
     first = done.stdout.splitlines()[0]
     assert first.startswith("quiltdetect quilts (") and first.endswith(f"-> {out}"), done.stdout[:2000]
     assert "\n  1. " in done.stdout, done.stdout[:3000]  # the top quilts with their sources

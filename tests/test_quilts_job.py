@@ -164,36 +164,3 @@ def test_find_quilts_on_renamed_columns_equals_the_command_line(spark, tmp_path,
     assert all(annotated[d]["patchfrac"] == f for d, f in quilted.items())
     filtered = {r["doc_id"] for r in spark.read.parquet(str(cli_out / "filtered")).collect()}
     assert filtered == set(annotated) - set(quilted)
-
-
-def test_the_readme_python_example_runs_as_written(spark, tmp_path, sample_run, capsys, monkeypatch):
-    """README's notebook-style example, run as written on the sample's documents (renamed columns)."""
-    import re
-
-    out, _, _ = sample_run
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### In Python, on your DataFrames", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    assert "quiltdetect-demo/docs" in code and 'id_col="warc_record_id"' in code
-    api_doc = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
-    assert re.search(r"```python\n(.*?)```", api_doc, re.S).group(1) == code  # docs/api.md shows the same
-    monkeypatch.chdir(tmp_path)
-    # the example leaves output= out, so each call writes to a new temporary directory: here,
-    # one under tmp_path, not beside every other run's in the system's /tmp
-    import tempfile
-
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    # A notebook's session lives on: the two runs leave nothing persisted behind them (every
-    # ``keep`` is released, common/caching.py), and a table the user cached stays cached. (Tables
-    # that earlier tests persisted and no longer reference may go meanwhile: Spark's
-    # ContextCleaner unpersists them after a JVM garbage collection, at any time.)
-    mine = spark.read.parquet(str(out / "docs")).select("doc_id").cache()
-    assert mine.count() > 0
-    persisted = set(spark.sparkContext._jsc.getPersistentRDDs())
-    exec(compile(code.replace("quiltdetect-demo/docs", str(out / "docs")), "README.md", "exec"), {})
-    assert set(spark.sparkContext._jsc.getPersistentRDDs()) <= persisted and mine.is_cached
-    mine.unpersist()
-    printed = capsys.readouterr().out
-    assert re.search(r"\|\s*url\|\s*patchfrac\|n_sources\|", printed), printed
-    kept, dropped = re.search(r"(\d+) pages kept, (\d+) near-duplicates dropped", printed).groups()
-    assert int(kept) + int(dropped) == spark.read.parquet(str(out / "docs")).count() and int(dropped) > 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -236,13 +237,18 @@ def test_console_command_killed_then_spark_submit_resumes_to_the_baseline(tmp_pa
     in-process baseline. (Spark's binaryFile reads, as spark-submit on a cluster does for s3a://,
     are checked in process by the reversed-input partitioning test above.)
     """
-    out = tmp_path / "console"
+    # Both runs as a user types them: in their working directory, with relative paths.
+    (tmp_path / "crawl").mkdir()
+    for path in INPUTS:
+        shutil.copy(path, tmp_path / "crawl")
+    out = tmp_path / "out" / "console"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     bin_dir = Path(sys.executable).parent
-    inputs = [a for i in INPUTS for a in ("--input", i)]
+    inputs = [a for i in INPUTS for a in ("--input", f"crawl/{Path(i).name}")]
     argv = [str(bin_dir / "quiltdetect"), "quilts", *inputs,
-            "--output", str(out), "--master", "local[2]", "--set", "spark.sql.shuffle.partitions=4", "--top", "3"]
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            "--output", "out/console", "--master", "local[2]", "--set", "spark.sql.shuffle.partitions=4", "--top", "3"]
+    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     marker = out / "_quiltdetect" / "stages" / "ingest.json"
     deadline = time.time() + 400
     while not marker.exists() and proc.poll() is None and time.time() < deadline:
@@ -256,9 +262,9 @@ def test_console_command_killed_then_spark_submit_resumes_to_the_baseline(tmp_pa
     submitted = subprocess.run(
         [str(bin_dir / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.showConsoleProgress=false",
          "--conf", f"spark.driver.extraJavaOptions={SHORT_JVM}",
-         str(REPO / "jobs" / "find_quilts.py"), *inputs, "--output", str(out), "--top", "3",
+         str(REPO / "jobs" / "find_quilts.py"), *inputs, "--output", "out/console", "--top", "3",
          "--set", "spark.sql.shuffle.partitions=7"],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
     )
     assert submitted.returncode == 0, submitted.stderr[-3000:]
     assert "top 3 quilts" in submitted.stdout and "<- http" in submitted.stdout
