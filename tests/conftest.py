@@ -114,5 +114,33 @@ def spark():
         },
         local=True,
     )
+    _SESSION_CONF.update(session.conf.getAll)
     yield session
+    _SESSION_CONF.clear()
     session.stop()
+
+
+# The tests' session's SQL settings as built. A test that runs a command in this process
+# (``cli.main``) builds its session with the console's settings, and getOrCreate() applies them
+# to this session: 32 shuffle partitions instead of 4, other Arrow batches. Each test starts
+# from the settings above again.
+_SESSION_CONF: dict[str, str] = {}
+
+
+@pytest.fixture(autouse=True)
+def _session_settings_restored():
+    yield
+    if not _SESSION_CONF:
+        return
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is None:
+        return
+    for key, value in session.conf.getAll.items():
+        if not key.startswith("spark.sql.") or session.conf.isModifiable(key) is False:
+            continue
+        if key not in _SESSION_CONF:
+            session.conf.unset(key)
+        elif value != _SESSION_CONF[key]:
+            session.conf.set(key, _SESSION_CONF[key])
