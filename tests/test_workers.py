@@ -78,7 +78,7 @@ def test_tests_of_one_reference_run_share_a_scope_and_others_stand_alone():
     from conftest import scope_of
 
     jobs = "tests/test_reliability_jobs.py::"
-    assert scope_of(jobs + "test_same_bytes_for_any_partitioning_and_input_order[mwo-11-partitions-no-aqe-reversed]") \
+    assert scope_of(jobs + "test_same_bytes_for_any_partitioning_and_input_order[mwo-5-partitions-no-aqe-reversed]") \
         == scope_of(jobs + "test_published_complete_rerun_and_resume_with_new_settings[mwo]") == jobs + "mwo"
     assert scope_of(jobs + "test_published_complete_rerun_and_resume_with_new_settings[phrases]") == jobs + "phrases"
     quilts = "tests/test_reliability.py"
