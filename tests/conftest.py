@@ -31,8 +31,14 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 # Modules whose tests share an expensive module fixture (a packed environment and a standalone
 # cluster, about 170 s; a built and installed wheel; the quilt job's reference run, which most
-# of test_reliability's tests compare against): all their tests go to one worker.
-WHOLE_MODULES = ("test_deploy_cluster.py", "test_deploy_wheel.py", "test_reliability.py")
+# of test_reliability's tests compare against; the sample's quilt run, the phrases crawl's run,
+# the MWO corpora's index): all their tests go to one worker, which builds the fixture once
+# (split over two workers, each built it: 6-14 s twice).
+WHOLE_MODULES = ("test_deploy_cluster.py", "test_deploy_wheel.py", "test_reliability.py", "test_quilts_job.py",
+                 "test_phrases_job.py", "test_mwo_parity.py")
+# Scopes that take longest, handed out first so that no worker starts one as the other ends
+# (the end-to-end runs of the README and of the console; the modules above).
+FIRST = ("test_readme.py", "test_reliability.py", "test_docs_commands.py", "test_phrases_job.py")
 # test_reliability_jobs.py: one reference run per job, named first in each test's parameters;
 # the tests of one job go to one worker.
 PER_JOB_REFERENCE = "test_reliability_jobs.py"
@@ -48,6 +54,12 @@ def scope_of(nodeid: str) -> str:
     if name == PER_JOB_REFERENCE and params:
         return f"{module}::{params.rstrip(']').split('-')[0]}"
     return nodeid
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The longest scopes (``FIRST``) first, in their order; the rest as collected."""
+    rank = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0].rsplit("/", 1)[-1], len(FIRST)))
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -95,7 +107,10 @@ def spark():
     session = build_session(
         "quiltdetect-tests",
         {
-            "spark.master": "local[2,2]",  # one retry per task: see test_reliability
+            # One task thread per worker process (two workers on two cores): with two threads
+            # each, four tasks and their Python workers fought for two cores (the fast tier
+            # 364-374 s, 340 s with one); and one retry per task (see test_reliability).
+            "spark.master": "local[1,2]",
             "spark.driver.memory": "2g",
             "spark.sql.shuffle.partitions": 4,
             "spark.default.parallelism": 4,

@@ -34,7 +34,7 @@ def _jobs_of(spark, action) -> tuple[object, int]:
 
 def test_counts_observed_while_writing_equal_counting_the_table(spark, tmp_path):
     """Under a global sort (whose range sampling runs the rows once more), with a task that fails
-    after some of its rows went through the observation and is retried (local[2,2]), and for an
+    after some of its rows went through the observation and is retried (local[1,2]: one retry), and for an
     empty table: the observed counts are those of the table written."""
     out = OutputFolder(spark, str(tmp_path / "out"))
     flag = tmp_path / "failed-once"

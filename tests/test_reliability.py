@@ -97,7 +97,7 @@ def test_refuses_to_mix_outputs_of_other_inputs(spark, tmp_path, baseline):
 
 
 def test_a_failing_task_is_retried_without_changing_results(spark, tmp_path, baseline, monkeypatch):
-    """The grouped cover UDF fails once in its first task; Spark retries it (local[2,2])."""
+    """The grouped cover UDF fails once in its first task; Spark retries it (local[1,2]: one retry)."""
     flag = tmp_path / "failed-once"
     original = bucketed._cover_bucket
 

@@ -84,6 +84,6 @@ def test_tests_of_one_reference_run_share_a_scope_and_others_stand_alone():
     quilts = "tests/test_reliability.py"
     assert scope_of(quilts + "::test_same_bytes_for_any_partitioning_and_input_order[1-partition]") \
         == scope_of(quilts + "::test_complete_marker_and_rerun_does_nothing") == quilts
-    alone = "tests/test_quilts_job.py::test_x[a-b]"
+    alone = "tests/test_kernel.py::test_x[a-b]"
     assert scope_of(alone) == alone
     assert scope_of("tests/test_deploy_cluster.py::test_x[ingest.py]") == "tests/test_deploy_cluster.py"
