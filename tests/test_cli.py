@@ -75,7 +75,7 @@ def test_missing_input_and_existing_output_fail_before_spark(tmp_path, capsys):
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "x").write_text("old")
     assert main(["quilts", "--input", str(SAMPLE), "--output", str(tmp_path / "o")]) == 2
-    assert "exists and is not empty" in capsys.readouterr().err
+    assert "exists and is not a quiltdetect output" in capsys.readouterr().err
     assert main(["quilts", "--output", str(tmp_path / "p")]) == 2
     assert "no input" in capsys.readouterr().err
 

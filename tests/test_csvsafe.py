@@ -78,3 +78,9 @@ def test_sweep_csv_cells_are_neutralised_and_numbers_read_back():
                                                for c, v in row.items()}]
     text = csv_text([dict(row, vary="=1+1")], ["vary", *COLUMNS])
     assert text.splitlines()[1].startswith("'=1+1,")
+
+
+def test_a_nul_character_never_reaches_a_csv_cell():
+    data = csv_bytes([{"doc_id": "d\x001", "note": "=cmd\x00|x"}], ["doc_id", "note"])
+    assert b"\x00" not in data
+    assert data.decode("utf-8").splitlines()[1] == "d\ufffd1,'=cmd\ufffd|x"

@@ -38,6 +38,9 @@ def run_on(job: type[Job], docs: DataFrame, output: str | None = None, **setting
     ``settings`` are fields of the job's config class; unknown names fail with the known ones.
     An ``output`` that holds another run is refused unless ``overwrite=True``.
     """
+    if docs.isStreaming:
+        raise ConfigError("a streaming DataFrame cannot be analysed as it arrives: write it to a table first "
+                          "(writeStream ... .toTable or .parquet) and pass spark.read of that table")
     spark = docs.sparkSession
     if output is None:
         if not spark.sparkContext.master.startswith("local"):

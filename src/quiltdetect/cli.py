@@ -129,6 +129,12 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
     except ConfigError as exc:
         print(f"quiltdetect: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file of ours that could not be written (a full disk) or read
+        if args.verbose:
+            traceback.print_exc()
+        print(f"quiltdetect: error: {failures.describe_os_error(exc, getattr(args, 'output', None))}",
+              file=sys.stderr)
+        return 1
     except Exception as exc:
         if not failures.is_spark_failure(exc):
             raise

@@ -20,20 +20,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
 from quiltdetect.common.caching import released
 from quiltdetect.common.config import ConfigError, JobConfig, to_yaml
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
+from quiltdetect.common.paths import input_paths
 from quiltdetect.common.runstate import COMPLETE, RunState, fingerprint
-from quiltdetect.ingest.read import InputFile, resolve_inputs
+from quiltdetect.ingest.read import InputFile, quoted, resolve_inputs
 from quiltdetect.ingest.table import document_table, ingestion_key
 
 # Settings that never change a result: where it goes, how Spark runs, how much is displayed.
@@ -95,10 +96,10 @@ def start(spark: SparkSession, cfg: JobConfig, job: str, *, extra_key: Any = Non
     the document table still reused. With ``frame`` (a DataFrame of documents, from the Python
     API) the inputs are that DataFrame: its run is never taken for another's (no resume).
     """
-    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite)
+    fs.check_output(spark, cfg.output, overwrite=cfg.overwrite, inputs=input_paths(cfg))
     if frame is not None:
         files: list[InputFile] = []
-        inputs_key = fingerprint(["dataframe", uuid.uuid4().hex])
+        inputs_key = fingerprint(["dataframe", frame_key(frame, cfg.columns())])
     else:
         files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
         inputs_key = ingestion_key(spark, cfg, files)
@@ -106,12 +107,27 @@ def start(spark: SparkSession, cfg: JobConfig, job: str, *, extra_key: Any = Non
     key = config_key(cfg, extra_key)
     done = None if cfg.overwrite or not report_complete else state.completed(key)
     metrics = RunMetrics(job=job)
+    if frame is None:
+        metrics.inputs = files.described()
+        metrics.skipped_files = [{"path": path, "reason": reason} for path, reason in files.skipped]
     if done is None:
         state.begin(overwrite=cfg.overwrite)
     else:
         metrics.stages = dict(done.get("metrics", {}).get("stages", {}))
         metrics.stages["resume"] = {"complete_already": True, "run_id": done.get("run_id"), "seconds": 0.0}
     return JobRun(spark, cfg, state, files, metrics, key, done, frame)
+
+
+def frame_key(frame: DataFrame, columns: dict[str, str]) -> str:
+    """What identifies a caller's DataFrame as an input: its columns and a checksum of its rows
+    (their count, and the sum and xor of a 64-bit hash of each row's id, url, text and ip; in
+    any order, on any partitioning). The same rows give the same key, so a second call with the
+    same frame and settings reports the finished run, and other rows are refused like other
+    input files. One pass over the frame, a Spark job of its own."""
+    present = [name for name in columns.values() if name in frame.columns]
+    row_hash = F.xxhash64(*[F.col(quoted(name)) for name in present]) if present else F.lit(0)
+    row = frame.agg(F.count(F.lit(1)), F.sum(row_hash.cast("decimal(38,0)")), F.bit_xor(row_hash)).first()
+    return fingerprint([present, [str(v) for v in row]])
 
 
 def require_complete(spark: SparkSession, output: str, what: str) -> None:
@@ -197,7 +213,7 @@ class Job(ABC, Generic[C]):
         return tuple(dict.fromkeys(("docs", *(("rejects",) if self.cfg.write_rejects else ()), *self.tables)))
 
     def summary(self, result: JobResult) -> str:
-        lines = [f"quiltdetect {self.headline(result)} -> {result.output}", "stages:",
+        lines = [f"quiltdetect {self.headline(result)} -> {result.output}", *result.metrics.input_lines(), "stages:",
                  *result.metrics.summary_lines(), *self.details(result),
                  f"outputs in {result.output}: " + ", ".join(f"{name}/" for name in result.outputs)
                  + ", metrics.json, config.yaml"]
@@ -216,16 +232,23 @@ class Job(ABC, Generic[C]):
         with released():  # what the run persisted is unpersisted when it ends (common/caching.py)
             run = start(spark, cfg, cls.state_name, extra_key=job.key(), report_complete=cls.report_complete,
                         frame=frame)
-            run.metrics.job = cls.name
-            job.begin(run)
-            outputs = {name: run.path(name) for name in job.outputs()}
-            if not run.complete_already:
-                extra = job.compute(run) or {}
-                run.publish({"parameters": {**job.parameters(), **extra.pop("parameters", {})}, "outputs": outputs,
-                             **extra})
-            spark.sparkContext.setJobDescription(f"{cls.name}: report - the rows the summary shows")
             try:
-                report = job.report(run)
+                run.metrics.job = cls.name
+                job.begin(run)
+                outputs = {name: run.path(name) for name in job.outputs()}
+                if not run.complete_already:
+                    try:
+                        extra = job.compute(run) or {}
+                    except Exception:
+                        run.state.check_owner()  # taken over by another run: say so, not what broke
+                        raise
+                    run.publish({"parameters": {**job.parameters(), **extra.pop("parameters", {})},
+                                 "outputs": outputs, **extra})
+                spark.sparkContext.setJobDescription(f"{cls.name}: report - the rows the summary shows")
+                try:
+                    report = job.report(run)
+                finally:
+                    spark.sparkContext.setJobDescription(None)
             finally:
-                spark.sparkContext.setJobDescription(None)
+                run.state.release()  # the output's lock: another run may write it from now on
         return JobResult(job, cfg.output, run.metrics, report, outputs)

@@ -11,7 +11,7 @@ import argparse
 from typing import Any, TypeVar
 
 from quiltdetect.common.config import INPUT_FORMATS, merge_settings, parse_override, read_yaml
-from quiltdetect.common.paths import absolute
+from quiltdetect.common.paths import absolute, input_paths
 
 T = TypeVar("T")
 
@@ -82,7 +82,11 @@ def start_job(app_name: str, cfg: Any, *, local: bool):
     from quiltdetect.ingest.read import resolve_inputs
 
     files = resolve_inputs(None, cfg.inputs, cfg.input_format)
-    fs.check_output(None, cfg.output, overwrite=cfg.overwrite)
+    fs.check_output(None, cfg.output, overwrite=cfg.overwrite, inputs=input_paths(cfg))
+    if fs.is_local(cfg.output):
+        from quiltdetect.common.runstate import refuse_taken
+
+        refuse_taken(cfg.output)
     if not cfg.overwrite and fs.is_local(cfg.output) and all(fs.is_local(p) for p in cfg.inputs):
         from quiltdetect.common.runstate import refuse_other_runs
         from quiltdetect.ingest.table import ingestion_key

@@ -7,7 +7,8 @@ OWASP recommends, such a text cell is written with a single quote in front, whic
 show as text; the quoting of the ``csv`` module (or pandas) keeps separators and newlines
 inside the cell. Numbers are not touched (``-3`` stays a number).
 
-A program reading these files back gets the text by removing that one quote:
+A NUL character becomes U+FFFD. A program reading these files back gets the text by removing
+that one quote:
 :func:`restore_cell` (a text that itself began with quotes and then one of those characters gets one
 more quote, so the rule is reversible).
 """
@@ -25,7 +26,10 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def safe_cell(value: Any) -> Any:
-    """``value`` with a ``'`` in front when it is text that a spreadsheet would run."""
+    """``value`` with a ``'`` in front when it is text that a spreadsheet would run, and any NUL
+    character as U+FFFD (a NUL ends the cell, or the file, for spreadsheets and C programs)."""
+    if isinstance(value, str) and "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
     # also when quotes precede such a character, so that restore_cell is exact
     if isinstance(value, str) and value.lstrip("'").startswith(FORMULA_START):
         return "'" + value

@@ -21,8 +21,7 @@ _CAUSES: tuple[tuple[str, str, str], ...] = (
      "spark.sql.shuffle.partitions=128"),
     (r"No space left on device",
      "a disk filled up",
-     "Spark writes shuffle files and cached tables under spark.local.dir (default /tmp): free "
-     "space there or point it at a larger disk, e.g. --set spark.local.dir=/data/spark-tmp"),
+     "{disks}"),
     (r"Python worker exited unexpectedly[^\n]*|Python worker failed[^\n]*",
      "a Python worker died (often killed for memory)",
      "give the workers more room: fewer rows per Arrow batch (--set "
@@ -59,6 +58,70 @@ def java_causes(exc: BaseException, limit: int = 20) -> list[str]:
     return found
 
 
+def _free(path: str) -> tuple[str, int] | None:
+    """(the nearest existing directory of a local path, bytes free on its disk), or None."""
+    import os
+    import shutil
+    from urllib.parse import urlsplit
+
+    if path.startswith("file:"):
+        path = urlsplit(path).path
+    elif "://" in path:
+        return None  # a disk of another file system: not measurable here
+    probe = os.path.abspath(path)
+    while not os.path.isdir(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    try:
+        return probe, shutil.disk_usage(probe).free
+    except OSError:
+        return None
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def disks_advice(output: str | None, written: str | None = None) -> str:
+    """Which disk is full, of the output's and Spark's scratch space (spark.local.dir, by
+    default the temp directory), with what each has free: the fuller one is named first."""
+    import tempfile
+
+    places = [(p, "the output's") for p in (written, output) if p] + [(tempfile.gettempdir(), "Spark's scratch")]
+    seen, found = set(), []
+    for path, what in places:
+        free = _free(path)
+        if free and free[0] not in seen:
+            seen.add(free[0])
+            found.append((free[1], what, path, free[0]))
+    if not found:
+        return "free space on the output's disk and under spark.local.dir"
+    found.sort()
+    free, what, path, _ = found[0]
+    advice = (f"{what} disk is the fuller one ({path}: {_size(free)} free); ")
+    if what == "the output's":
+        return advice + "free space there or choose an --output on a larger disk"
+    return advice + ("Spark writes shuffle files and cached tables there: free space or point it at a "
+                     "larger disk, e.g. --set spark.local.dir=/data/spark-tmp")
+
+
+def describe_os_error(exc: OSError, output: str | None = None) -> str:
+    """One line for a file this process could not write or read (a full disk, a permission)."""
+    import errno
+
+    where = f" ({exc.filename})" if exc.filename else ""
+    if exc.errno == errno.ENOSPC:
+        cause = f"a disk filled up while writing{where}; {disks_advice(output, exc.filename)}"
+    else:
+        cause = f"{exc.strerror or type(exc).__name__}{where}"
+    resume = (f" Stages that finished are kept in {output}; the same command resumes after them."
+              if output else "")
+    return f"the run failed: {cause}.{resume} Run with -v for the full stack trace."
+
+
 def describe(exc: BaseException, output: str | None = None) -> str:
     """One paragraph: where the run failed, the cause, what to do, and how to resume."""
     stages = [n[len(STAGE_NOTE):] for n in getattr(exc, "__notes__", []) if n.startswith(STAGE_NOTE)]
@@ -68,6 +131,7 @@ def describe(exc: BaseException, output: str | None = None) -> str:
     for pattern, meaning, advice in _CAUSES:
         found = re.search(pattern, text)
         if found:
+            advice = advice.format(disks=disks_advice(output)) if "{disks}" in advice else advice
             cause = f"{meaning} ({found.group(0).strip()}); {advice}"
             break
     else:  # the root cause when Java gave one, else the first line of the Python error

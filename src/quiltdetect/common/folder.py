@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
@@ -30,6 +31,9 @@ class OutputFolder:
     root: str
     tag: str = ""  # names this run's scratch tables (the run id); a random one when empty
     scratch: str = ""  # where tables are written before their rename; <root>/_quiltdetect/tmp when empty
+    # called before anything is put in place (a table renamed, a file written): raises when the
+    # output is no longer this run's (runstate.RunState.check_owner)
+    guard: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Spark resolves a relative table location against its warehouse directory, not the
@@ -39,7 +43,7 @@ class OutputFolder:
 
     def sub(self, name: str) -> OutputFolder:
         """A folder inside this one, sharing its scratch directory (cleared when the run completes)."""
-        return OutputFolder(self.spark, self.path(name), self.tag, self.scratch or self.path(SCRATCH))
+        return OutputFolder(self.spark, self.path(name), self.tag, self.scratch or self.path(SCRATCH), self.guard)
 
     def path(self, *parts: str) -> str:
         """The URI of a file or table inside the folder."""
@@ -61,11 +65,16 @@ class OutputFolder:
 
     def write_text(self, name: str, text: str) -> None:
         """A small UTF-8 file (CSV, TSV, JSON, YAML, HTML), written all or nothing."""
-        fs.write_text(self.spark, self.path(name), text)
+        self.write_bytes(name, text.encode("utf-8"))
 
     def write_bytes(self, name: str, data: bytes) -> None:
         """A small binary file (a PNG plot from ``common.plots.png_bytes``), all or nothing."""
+        self._put_in_place()
         fs.write_bytes(self.spark, self.path(name), data)
+
+    def _put_in_place(self) -> None:
+        if self.guard is not None:
+            self.guard()
 
     def read_table(self, name: str, schema: str | StructType | None = None) -> DataFrame:
         """A Parquet table of the folder (``schema``, a DDL string or a StructType: read with
@@ -89,6 +98,7 @@ class OutputFolder:
         for i, source in enumerate(sources):
             fs.copy_files(self.spark, source, scratch, prefix=f"t{i}-")
         fs.write_bytes(self.spark, fs.join(scratch, "_SUCCESS"), b"")
+        self._put_in_place()
         fs.replace(self.spark, scratch, self.path(name))
         return self.read_table(name, schema)
 
@@ -110,6 +120,7 @@ class OutputFolder:
              .option("path", scratch).mode("overwrite").saveAsTable(table))
         finally:
             self.spark.sql(f"DROP TABLE IF EXISTS {table}")
+        self._put_in_place()
         fs.replace(self.spark, scratch, self.path(name))
         return self.read_table(name, ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in frame.schema.fields))
 
@@ -118,6 +129,7 @@ class OutputFolder:
         into the scratch directory first, then renamed into place. Returns the table read back."""
         scratch = self._scratch(name)
         frame.write.options(**(options or {})).mode("overwrite").parquet(scratch)
+        self._put_in_place()
         fs.replace(self.spark, scratch, self.path(name))
         # read with the schema just written: inferring it from a footer is a Spark job of its own
         return self.read_table(name, frame.schema)

@@ -19,10 +19,11 @@ from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
+from quiltdetect.common import listing
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.paths import check_output_dir, is_uri
 
-HIDDEN_PREFIXES = ("_", ".")
+HIDDEN_PREFIXES = listing.HIDDEN_PREFIXES
 
 
 def is_local(uri: str) -> bool:
@@ -35,19 +36,13 @@ def local_path(uri: str) -> str:
     return urlsplit(uri).path if uri.startswith("file:") else uri
 
 
-def expand_local(pattern: str) -> list[str]:
-    """Files matched by a local path, directory (recursive) or glob; hidden files left out."""
-    path = local_path(pattern)
-    matches = sorted(glob.glob(path, recursive=True)) if glob.has_magic(path) else [path]
-    files: list[str] = []
-    for match in matches:
-        if os.path.isdir(match):
-            for root, dirs, names in os.walk(match):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(HIDDEN_PREFIXES))
-                files.extend(os.path.join(root, n) for n in sorted(names) if not n.startswith(HIDDEN_PREFIXES))
-        elif os.path.isfile(match):
-            files.append(match)
-    return [os.path.abspath(f) for f in files]
+_GLOB_CHARACTERS = "\\{}[]*?"
+
+
+def hadoop_literal(path: str) -> str:
+    """A path as a Hadoop glob that matches exactly that path: Spark reads the paths it is given
+    as glob patterns, so ``b[1].jsonl`` would read ``b1.jsonl``. Every glob character is escaped."""
+    return "".join("\\" + c if c in _GLOB_CHARACTERS else c for c in path)
 
 
 def _hadoop(spark: SparkSession, uri: str):  # -> (FileSystem, Path) JVM objects
@@ -56,21 +51,30 @@ def _hadoop(spark: SparkSession, uri: str):  # -> (FileSystem, Path) JVM objects
     return path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), path
 
 
-def expand_hadoop(spark: SparkSession, pattern: str) -> list[str]:
-    """Files matched by a Hadoop URI, directory (recursive) or glob; hidden files left out."""
-    fs, path = _hadoop(spark, pattern)
-    statuses = fs.globStatus(path) or []
+def expand_hadoop(spark: SparkSession, pattern: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """Files named by a Hadoop URI, directory (recursive) or glob, and the hidden entries left
+    out with their reason (``common/listing.py``): a path that exists is taken as it is, only
+    one that does not is a glob."""
+    hfs, path = _hadoop(spark, pattern)
+    globbed = not hfs.exists(path)
+    statuses = list(hfs.globStatus(path) or []) if globbed else [hfs.getFileStatus(path)]
     files: list[str] = []
+    skipped: list[tuple[str, str]] = []
     for status in statuses:
         if status.isDirectory():
-            it = fs.listFiles(status.getPath(), True)
+            it = hfs.listFiles(status.getPath(), True)
             while it.hasNext():
                 p = it.next().getPath()
-                if not p.getName().startswith(HIDDEN_PREFIXES):
+                inside = p.toString()[len(status.getPath().toString()):]
+                if any(listing.is_hidden(part) for part in inside.split("/") if part):
+                    skipped.append((p.toString(), listing.hidden_reason(p.toString())))
+                else:
                     files.append(p.toString())
-        elif not status.getPath().getName().startswith(HIDDEN_PREFIXES):
+        elif globbed and listing.is_hidden(status.getPath().getName()):
+            skipped.append((status.getPath().toString(), listing.hidden_reason(status.getPath().toString())))
+        else:
             files.append(status.getPath().toString())
-    return sorted(files)
+    return sorted(files), skipped
 
 
 def matches(spark: SparkSession | None, pattern: str) -> list[str]:
@@ -256,11 +260,18 @@ def write_bytes(spark: SparkSession | None, uri: str, data: bytes) -> None:
         folder, name = os.path.split(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
         partial = os.path.join(folder, f".{name}.partial")
-        with open(partial, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(partial, path)
+        try:
+            with open(partial, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(partial, path)
+        except BaseException as exc:
+            if os.path.lexists(partial):
+                os.remove(partial)
+            if isinstance(exc, OSError) and not exc.filename:
+                exc.filename = path  # the file being written, for the message
+            raise
         return
     hfs, path = _hadoop(spark, uri)
     partial = path.getParent().suffix(f"/.{path.getName()}.partial")
@@ -274,21 +285,75 @@ def write_bytes(spark: SparkSession | None, uri: str, data: bytes) -> None:
         raise OSError(f"could not move {partial} to {uri}")
 
 
-def check_output(spark: SparkSession | None, output: str, *, overwrite: bool) -> None:
-    """Refuse to write into a non-empty output unless ``overwrite`` or it is a quiltdetect
-    output (which the run then resumes, or refuses if it was made from other inputs).
+def check_output(spark: SparkSession | None, output: str, *, overwrite: bool, inputs: list[str] = ()) -> None:
+    """Refuse an output that cannot be this run's, before anything is written or deleted:
 
-    Local outputs are checked without Spark (``spark`` may be None), so the error comes first.
+    * an output that lies inside an input (the run would read its own outputs), or that holds
+      one (``--overwrite`` would delete it; a run would mix its tables with the input's files);
+    * a non-empty output that is not a quiltdetect output, with or without ``overwrite``:
+      ``--overwrite`` only ever replaces a run of this project (``_quiltdetect/`` or
+      ``_COMPLETE`` in it), never a directory of the user's own files, nor ``/``;
+    * a quiltdetect output is resumed or refused later (``runstate.refuse_other_runs``).
+
+    Symlinks are followed on both sides. Local outputs are checked without Spark (``spark``
+    may be None), so the error comes first.
     """
+    for given in inputs:
+        inside, holds = _nested(output, given)
+        if inside:
+            raise ConfigError(f"--output {output} lies inside the input {given}: the run would read its own "
+                              "outputs; choose an output outside every input")
+        if holds:
+            raise ConfigError(f"--output {output} holds the input {given}"
+                              f"{': --overwrite would delete it' if overwrite else ''}; choose another output")
     if is_local(output):
         path = local_path(output)
         check_output_dir(output, f"--output {output}")
-        ours = os.path.exists(os.path.join(path, "_quiltdetect", "run.json"))
-        if os.path.isdir(path) and os.listdir(path) and not ours and not overwrite:
-            raise ConfigError(f"--output {output} exists and is not empty; choose another or pass --overwrite")
-    elif spark is not None and exists(spark, output) and not overwrite:
-        if not exists(spark, join(output, "_quiltdetect", "run.json")):
-            raise ConfigError(f"--output {output} exists; choose another or pass --overwrite")
+        if not os.path.isdir(path) or not os.listdir(path):
+            return
+        ours = any(os.path.lexists(os.path.join(path, marker)) for marker in RUN_MARKERS)
+    elif spark is not None and exists(spark, output):
+        if not children(spark, output):
+            return
+        ours = any(exists(spark, join(output, marker)) for marker in RUN_MARKERS)
+    else:
+        return
+    if not ours:
+        raise ConfigError(f"--output {output} exists and is not a quiltdetect output (no _quiltdetect/ or _COMPLETE)"
+                          f"{': --overwrite only replaces a run of this project' if overwrite else ''}; "
+                          "choose another (a new or empty directory)")
+
+
+RUN_MARKERS = ("_quiltdetect", "_COMPLETE")  # what only a run of this project writes
+
+
+def _nested(output: str, given: str) -> tuple[bool, bool]:
+    """(the output lies inside the input or is it, the input lies inside the output): by real
+    paths for local ones (symlinks followed), by path for URIs; a glob counts from its fixed
+    part (``crawl/*.warc.gz``: ``crawl``)."""
+    if is_local(output) != is_local(given):
+        return False, False
+    if is_local(given):
+        base = local_path(given)
+        if not os.path.lexists(base) and glob.has_magic(base):
+            base = _fixed_part(base)
+        out, base = os.path.realpath(local_path(output)), os.path.realpath(base)
+    else:
+        base = _fixed_part(given) if glob.has_magic(given) else given
+        out, base = urlsplit(output)._replace(query="", fragment="").geturl(), base
+    out, base = out.rstrip("/") or "/", base.rstrip("/") or "/"
+    inside = out == base or out.startswith(base.rstrip("/") + "/")
+    holds = base.startswith(out.rstrip("/") + "/")
+    return inside, holds
+
+
+def _fixed_part(pattern: str) -> str:
+    """The directories of a glob before its first pattern component."""
+    parts = pattern.split("/")
+    for i, part in enumerate(parts):
+        if glob.has_magic(part):
+            return "/".join(parts[:i]) or "/"
+    return pattern
 
 
 def join(base: str, *parts: str) -> str:

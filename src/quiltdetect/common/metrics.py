@@ -25,6 +25,8 @@ class RunMetrics:
     job: str
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
+    inputs: list[dict[str, Any]] = field(default_factory=list)  # each --input, how it was taken, its files
+    skipped_files: list[dict[str, str]] = field(default_factory=list)  # entries under the inputs not read, why
 
     @contextmanager
     def stage(self, spark: SparkSession, name: str, description: str) -> Iterator[dict[str, Any]]:
@@ -51,7 +53,11 @@ class RunMetrics:
         return round(time.time() - self.started, 3)
 
     def to_json(self, extra: dict[str, Any] | None = None) -> str:
-        body = {"job": self.job, "stages": self.stages, "total_seconds": self.total_seconds()}
+        body: dict[str, Any] = {"job": self.job, "stages": self.stages, "total_seconds": self.total_seconds()}
+        if self.inputs:
+            body["inputs"] = self.inputs
+        if self.skipped_files:
+            body["skipped_files"] = self.skipped_files
         body.update(extra or {})
         return json.dumps(body, indent=2, sort_keys=False, default=str)
 
@@ -62,6 +68,19 @@ class RunMetrics:
             items = ", ".join(f"{k}={_fmt(v)}" for k, v in counts.items() if k != "seconds")
             lines.append(f"  {name:<12} {counts.get('seconds', 0):>8.1f}s  {items}")
         lines.append(f"  {'total':<12} {self.total_seconds():>8.1f}s")
+        return lines
+
+    def input_lines(self) -> list[str]:
+        """How each --input was taken (``a glob``, ``a path``), and what under it was not read."""
+        lines = [f"input {i['input']}: {'a glob' if i['taken_as'] == 'glob' else 'a path'}, {i['files']:,} files read"
+                 for i in self.inputs if i["taken_as"] != "uri"]
+        if self.skipped_files:
+            counts: dict[str, int] = {}
+            for entry in self.skipped_files:
+                counts[entry["reason"]] = counts.get(entry["reason"], 0) + 1
+            lines.append(f"left out: {len(self.skipped_files):,} files ("
+                         + ", ".join(f"{reason} {n:,}" for reason, n in sorted(counts.items()))
+                         + "; each named in metrics.json, skipped_files)")
         return lines
 
 

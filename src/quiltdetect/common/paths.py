@@ -68,6 +68,17 @@ def resolve_paths(config: Any) -> None:
                 check_output_dir(getattr(config, field.name), f"--{field.name.replace('_', '-')} {value}")
 
 
+def input_paths(config: Any) -> list[str]:
+    """Every path a configuration reads (its ``path_field("input")`` fields: the inputs, an
+    update's previous run, a labeled corpus, stop-chunk files), as given to it."""
+    found: list[str] = []
+    for field in dataclasses.fields(config):
+        if field.metadata.get(PATH_KEY) == "input":
+            value = getattr(config, field.name)
+            found += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str) and v]
+    return found
+
+
 def check_output_dir(path: str, option: str) -> None:
     """A local directory a run will make (with its parents): refused when an existing part of it
     is not a directory. ``option`` names it as the user typed it."""

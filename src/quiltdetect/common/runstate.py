@@ -3,6 +3,8 @@
 Layout under ``--output``:
 
     _quiltdetect/run.json        job name and the fingerprint of the inputs it was made from
+    _quiltdetect/owner.json      the run writing it now (run id, process, host, start); _quiltdetect/lock
+                                 is locked by that run on a local disk (``RunState.claim``)
     _quiltdetect/stages/X.json   one marker per finished stage: its key and its counts
     _quiltdetect/tmp/            tables being written (moved into place when complete)
     _COMPLETE                    written last: the configuration, input fingerprint, metrics
@@ -25,6 +27,7 @@ import hashlib
 import json
 import logging
 import os
+import socket
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -41,6 +44,16 @@ from quiltdetect.common.folder import SCRATCH, OutputFolder
 log = logging.getLogger(__name__)
 STATE_DIR = "_quiltdetect"
 COMPLETE = "_COMPLETE"
+LOCK = "lock"  # _quiltdetect/lock: held by the run writing a local output
+OWNER = "owner.json"  # _quiltdetect/owner.json: which run the output is
+
+
+def _describe(owner: dict | None) -> str:
+    """``run 2026...-ab12 of quilts, pid 123 on host, started ...`` for a message."""
+    if not owner:
+        return "a run that has not said who it is yet"
+    return (f"run {owner.get('run_id')} of {owner.get('job')}, pid {owner.get('pid')} on {owner.get('host')}, "
+            f"started {owner.get('started')}")
 
 
 def fingerprint(value: Any) -> str:
@@ -54,7 +67,11 @@ def file_fingerprint(spark: SparkSession | None, paths: list[str]) -> str:
     entries = []
     for path in sorted(paths):
         if fs.is_local(path):
-            st = os.stat(fs.local_path(path))
+            try:
+                st = os.stat(fs.local_path(path))
+            except OSError:  # gone since it was listed: its read is a counted file_error
+                entries.append((os.path.abspath(fs.local_path(path)), None, None))
+                continue
             entries.append((os.path.abspath(fs.local_path(path)), st.st_size, int(st.st_mtime)))
         else:
             status = fs.status(spark, path)
@@ -82,6 +99,25 @@ def refuse_other_runs(spark: SparkSession | None, output: str, inputs_key: str, 
             f"--output {output} holds a {run.get('job')} run of other inputs or ingestion "
             "settings; choose another --output or pass --overwrite"
         )
+
+
+def refuse_taken(output: str) -> None:
+    """Refuse a local output that another run is writing now (its lock is held), before Spark
+    starts; ``RunState.claim`` takes the lock itself later."""
+    path = os.path.join(fs.local_path(output), STATE_DIR, LOCK)
+    if not os.path.exists(path):
+        return
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise ConfigError(f"--output {output} is being written by another run "
+                          f"({_describe(_read_json(None, fs.join(output, STATE_DIR, OWNER)))}); "
+                          "wait for it to end or stop it, or choose another --output") from None
+    finally:
+        os.close(fd)
 
 
 def resolve_previous(spark: SparkSession | None, previous: str, output: str | None) -> str:
@@ -130,18 +166,74 @@ class RunState:
     inputs_key: str  # fingerprint of the input files and the ingestion settings
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8])
 
+    _lock: int | None = field(default=None, repr=False, compare=False)  # the open lock file while claimed
+    _owner_written: bool = field(default=False, repr=False, compare=False)
+
     @property
     def out(self) -> OutputFolder:
-        """The output folder; its tables are written through this run's scratch directory."""
-        return OutputFolder(self.spark, self.output, self.run_id)
+        """The output folder; its tables are written through this run's scratch directory, and
+        nothing is put in place once another run has taken the output (``check_owner``)."""
+        return OutputFolder(self.spark, self.output, self.run_id, guard=self.check_owner if self._claimed else None)
+
+    @property
+    def _claimed(self) -> bool:
+        return self._lock is not None or self._owner_written
+
+    def claim(self) -> None:
+        """Make the output this run's, or refuse with one line naming the run that holds it.
+
+        On a local disk the run holds an exclusive lock on ``_quiltdetect/lock`` until it ends
+        (``release``; the kernel drops it if the process dies): a second run into the same
+        output fails at once. Every run also writes ``_quiltdetect/owner.json`` (its run id,
+        process, host, start), checked before each table or file is put in place and before
+        ``_COMPLETE`` (``check_owner``): on object stores, where no lock exists, a run that
+        another has taken over stops without publishing.
+        """
+        if fs.is_local(self.output):
+            import fcntl
+
+            folder = os.path.join(fs.local_path(self.output), STATE_DIR)
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(os.path.join(folder, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                refuse_taken(self.output)  # says who holds it
+                return self.claim()  # ... unless it let go meanwhile
+            self._lock = fd
+        fs.write_text(self.spark, self.path(STATE_DIR, OWNER), json.dumps(
+            {"run_id": self.run_id, "job": self.job, "pid": os.getpid(), "host": socket.gethostname(),
+             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2))
+        self._owner_written = True
+
+    def check_owner(self) -> None:
+        """Raise when another run has taken this output since this one claimed it."""
+        owner = _read_json(self.spark, self.path(STATE_DIR, OWNER))
+        if owner is None or owner.get("run_id") != self.run_id:
+            raise ConfigError(f"--output {self.output} was taken over by another run ({_describe(owner)}) while "
+                              f"this one ({self.run_id}) ran; this run stops without publishing its results")
+
+    def release(self) -> None:
+        """Let go of the output (the lock of a local one)."""
+        if self._lock is not None:
+            os.close(self._lock)  # closing the descriptor drops its flock
+            self._lock = None
 
     def path(self, *parts: str) -> str:
         return fs.join(self.output, *parts)
 
     def begin(self, overwrite: bool) -> None:
-        """Claim the output: clear it with ``overwrite``, else check it holds this job's inputs."""
+        """Claim the output (``claim``): clear it with ``overwrite`` (``fs.check_output`` has
+        made sure it is a run of this project), else check it holds this job's inputs."""
+        self.claim()
         if overwrite:
-            fs.delete(self.spark, self.output)
+            for name in fs.children(self.spark, self.output):
+                if name != STATE_DIR:
+                    fs.delete(self.spark, self.path(name))
+            for name in fs.children(self.spark, self.path(STATE_DIR)):
+                if name not in (LOCK, OWNER):
+                    fs.delete(self.spark, self.path(STATE_DIR, name))
         refuse_other_runs(self.spark, self.output, self.inputs_key, self.job)
         fs.delete(self.spark, self.path(COMPLETE))
         fs.delete(self.spark, self.path(SCRATCH))
@@ -181,6 +273,7 @@ class RunState:
 
     def finish_stage(self, name: str, key: str, tables: list[str], counts: dict) -> None:
         """Record a stage as done, after its tables are in place."""
+        self.check_owner()
         fs.write_text(self.spark, self.path(STATE_DIR, "stages", f"{name}.json"), json.dumps(
             {"key": key, "tables": tables, "counts": counts, "run_id": self.run_id}, indent=2, default=str))
 
@@ -189,6 +282,7 @@ class RunState:
 
     def complete(self, config_key: str, config: dict, metrics: dict) -> None:
         """Publish the run: write _COMPLETE last, remove temporary files."""
+        self.check_owner()
         fs.delete(self.spark, self.path(SCRATCH))
         fs.write_text(self.spark, self.path(COMPLETE), json.dumps(
             {"job": self.job, "config_key": config_key, "inputs_key": self.inputs_key, "run_id": self.run_id,

@@ -223,6 +223,12 @@ def decode_html(payload: bytes, content_type: str | None = None) -> tuple[str, b
             return (payload if isinstance(payload, str) else ""), False
         payload = bytes(payload)
         codec, skip = _sniff_charset(payload, content_type)
+        if not skip and codecs.lookup(codec).name.startswith(("utf-16", "utf-32")) and b"\x00" not in payload[:4096]:
+            # a UTF-16/32 declaration on bytes without a BOM or a single NUL (every ASCII
+            # character of such text has one): the declaration is wrong; read it as undeclared
+            codec, skip = _sniff_charset(payload, None)
+            if codecs.lookup(codec).name.startswith(("utf-16", "utf-32")):
+                codec = "utf-8"
         data = payload[skip:] if skip else payload
         try:
             return data.decode(codec), False

@@ -11,8 +11,10 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 import pandas as pd
 from pyspark import StorageLevel
@@ -23,6 +25,8 @@ from pyspark.sql.types import (
     ArrayType,
     BinaryType,
     BooleanType,
+    DoubleType,
+    FloatType,
     LongType,
     MapType,
     StringType,
@@ -33,6 +37,7 @@ from pyspark.sql.types import (
 from quiltdetect.common import fs
 from quiltdetect.common.caching import cut
 from quiltdetect.common.config import ConfigError
+from quiltdetect.common.listing import TABLE_METADATA, is_table_metadata, list_local
 from quiltdetect.ingest import records
 from quiltdetect.ingest.keys import TIE_BREAK
 from quiltdetect.ingest.urls import domain_of, host_of
@@ -72,8 +77,8 @@ DEFAULT_COLUMNS = {name: name for name in TABLE_COLUMNS}  # which input column h
 ROWS_PER_BATCH = 256
 
 _SUFFIXES = (
-    (("warc.wet.gz", "wet.gz", ".wet"), "wet"),
-    ((".warc.gz", ".warc", ".arc.gz", ".arc"), "warc"),
+    (("warc.wet.gz", "wet.gz", ".wet", "wet.zst"), "wet"),
+    ((".warc.gz", ".warc", ".arc.gz", ".arc", ".warc.zst"), "warc"),
     ((".parquet", ".pq"), "parquet"),
     ((".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson"), "jsonl"),
 )
@@ -98,35 +103,87 @@ def infer_format(path: str) -> str | None:
     return None
 
 
-def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format: str | None) -> list[InputFile]:
-    """Expand every --input into files with their formats; fail when one matches nothing.
+class InputFiles(list):
+    """The files the inputs name, each an ``InputFile`` (sorted by path), plus what was left out:
+    ``skipped``, (path, reason) of every entry under an input that is not read
+    (``common/listing.py``'s reasons, and ``unknown format`` / ``unsupported compression`` here),
+    and ``taken_as``, how each input was taken (``path``, ``glob``, or ``uri`` for a Hadoop one)
+    and how many files it gave."""
 
-    Local patterns are expanded without Spark (so a typo fails before any Spark work);
-    other URIs need ``spark`` for Hadoop's file-system listing.
+    def __init__(self, files=(), skipped=(), taken_as=None) -> None:
+        super().__init__(files)
+        self.skipped: list[tuple[str, str]] = list(skipped)
+        self.taken_as: dict[str, tuple[str, int]] = dict(taken_as or {})  # input -> (how, files)
+
+    def described(self) -> list[dict]:
+        """Each input with how it was taken and its files, for metrics.json and the summary."""
+        return [{"input": p, "taken_as": how, "files": n} for p, (how, n) in self.taken_as.items()]
+
+    def skipped_counts(self) -> dict[str, int]:
+        """How many entries were left out, per reason."""
+        counts: dict[str, int] = {}
+        for _, reason in self.skipped:
+            counts[reason] = counts.get(reason, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+UNKNOWN_FORMAT = "unknown format"
+UNSUPPORTED_COMPRESSION = "unsupported compression"
+# Compressions no reader here decompresses (zstandard is read: records.open_archive).
+_UNSUPPORTED = (".zst", ".bz2", ".xz", ".lzma", ".lz4", ".br", ".zip", ".7z", ".tar", ".tgz", ".z", ".lz")
+
+
+def skip_reason(path: str) -> str:
+    """Why a listed file without a known format is left out."""
+    name = path.rsplit("/", 1)[-1].lower()
+    if name.endswith(_UNSUPPORTED):
+        return UNSUPPORTED_COMPRESSION
+    return UNKNOWN_FORMAT
+
+
+def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format: str | None) -> InputFiles:
+    """Expand every --input into files with their formats; fail when one names nothing to read.
+
+    Local inputs are listed without Spark (so a typo fails before any Spark work), each file
+    read or left out with a reason (``common/listing.py``); other URIs need ``spark`` for
+    Hadoop's file-system listing. A file reached twice (two inputs, or a symlink) is read once.
     """
-    files: list[InputFile] = []
+    found = InputFiles()
     for pattern in patterns:
         if fs.is_local(pattern):
-            paths = fs.expand_local(pattern)
+            listing = list_local(fs.local_path(pattern))
+            paths, skipped, how = listing.files, listing.skipped, listing.taken_as
         elif spark is None:
             continue
         else:
-            paths = fs.expand_hadoop(spark, pattern)
-        if not paths:
-            raise ConfigError(f"--input {pattern}: no such file, or no files match")
+            paths, skipped = fs.expand_hadoop(spark, pattern)
+            how = "uri"
         matched = []
         for path in paths:
             fmt = input_format or infer_format(path)
             if fmt is not None:
                 matched.append(InputFile(path, fmt))
+            else:
+                skipped.append((path, TABLE_METADATA if is_table_metadata(path) else skip_reason(path)))
         if not matched:
-            raise ConfigError(
-                f"--input {pattern}: none of its {len(paths)} files has a known format "
-                "(.warc[.gz], .wet[.gz], .parquet, .jsonl[.gz]); give --input-format"
-            )
-        files.extend(matched)
-    unique = {f.path: f for f in files}
-    return [unique[p] for p in sorted(unique)]
+            if not paths and not skipped:
+                raise ConfigError(f"--input {pattern}: no such file, or no files match")
+            left = _left_out(skipped)
+            raise ConfigError(f"--input {pattern}: no file to read{left}; give --input-format if the files "
+                              "are WARC, WET, Parquet or JSON Lines under other names")
+        found.extend(matched)
+        found.skipped.extend(skipped)
+        found.taken_as[pattern] = (how, len(matched))
+    unique = {f.path: f for f in found}
+    return InputFiles([unique[p] for p in sorted(unique)], sorted(set(found.skipped)), found.taken_as)
+
+
+def _left_out(skipped: list[tuple[str, str]]) -> str:
+    """`` (3 left out: 2 unknown format, 1 hidden name)`` for an error message."""
+    if not skipped:
+        return ""
+    counts = InputFiles(skipped=skipped).skipped_counts()
+    return f" ({len(skipped)} left out: " + ", ".join(f"{n} {reason}" for reason, n in counts.items()) + ")"
 
 
 def _rows_frame(rows: list[dict]) -> pd.DataFrame:
@@ -136,27 +193,52 @@ def _rows_frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def _file_rows(path: str, fmt: str, content: bytes | None, max_payload_bytes: int) -> Iterator[dict]:
-    """Rows of one WARC/WET file; an unopenable file is one ``file_error`` skip row."""
+    """Rows of one WARC/WET file; an unopenable file is one ``file_error`` skip row.
+
+    A ``.zst`` file is read through zstandard (``records.zstd_stream``). A WARC gzipped whole
+    (``gzip crawl.warc``: one gzip member, not one per record) is read again through a gzip
+    stream from the record where warcio stopped: every record is read, and nothing twice."""
     reader = records.iter_wet_rows if fmt == "wet" else records.iter_warc_rows
     path = source_name(path)
-    try:
-        stream = io.BytesIO(content) if content is not None else open(fs.local_path(path), "rb")
-    except OSError as exc:
-        yield _skip_row(path, records.SKIP_FILE_ERROR, f"{type(exc).__name__}: {exc}")
-        return
-    with stream:
-        yield from reader(stream, path, max_payload_bytes=max_payload_bytes)
+
+    def rows(whole_gzip: bool) -> Iterator[dict]:
+        try:
+            stream = io.BytesIO(content) if content is not None else open(fs.local_path(path), "rb")
+        except OSError as exc:
+            yield _skip_row(path, records.SKIP_FILE_ERROR, f"{type(exc).__name__}: {exc}")
+            return
+        with stream:
+            try:
+                decoded = records.decompressed(stream, path, whole_gzip=whole_gzip)
+            except Exception as exc:  # a broken zstandard header, a dictionary that does not load
+                yield _skip_row(path, records.SKIP_FILE_ERROR, f"{type(exc).__name__}: {exc}")
+                return
+            yield from reader(decoded, path, max_payload_bytes=max_payload_bytes)
+
+    for row in rows(whole_gzip=False):
+        if records.is_whole_gzip(row):
+            yield from (r for r in rows(whole_gzip=True) if r["offset"] is None or r["offset"] >= row["offset"])
+            return
+        yield row
+
+
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def source_name(path: str) -> str:
     """The ``source`` recorded for a file: a plain path for local files however they were read
-    (``file:/a/b`` from Hadoop becomes ``/a/b``), the URI for other file systems."""
-    return fs.local_path(path) if path.startswith("file:") else path
+    (``file:/a/b%5B1%5D`` from Hadoop becomes ``/a/b[1]``: Hadoop percent-encodes the names it
+    reports), the URI for other file systems. A path with a ``%`` that starts no escape is kept
+    as it is."""
+    if not path.startswith("file:"):
+        return path
+    local = fs.local_path(path)
+    return local if _BAD_ESCAPE.search(local) else unquote(local, errors="replace")
 
 
 def _skip_row(source: str, reason: str, detail: str) -> dict:
     row = dict.fromkeys(ROW_SCHEMA.fieldNames())
-    row.update(source=source, skip_reason=reason, skip_detail=detail[:500])
+    row.update(source=source, skip_reason=reason, skip_detail=detail)
     return row
 
 
@@ -193,7 +275,8 @@ def read_archives(
     remote = [f for f in files if not streamed(f)]
     frames: list[DataFrame] = []
     if local:
-        rdd = spark.sparkContext.parallelize(local, numSlices=max(1, len(local)))
+        groups = file_groups(local, 4 * spark.sparkContext.defaultParallelism)
+        rdd = spark.sparkContext.parallelize(groups, numSlices=len(groups)).flatMap(lambda group: group)
         paths = spark.createDataFrame(rdd, "path string, format string")
         frames.append(paths.mapInPandas(body, ROW_SCHEMA))
     if remote:
@@ -206,6 +289,30 @@ def read_archives(
         )
         frames.append(binary.select("path", "format", "content").mapInPandas(body, ROW_SCHEMA))
     return _union(frames)
+
+
+def file_groups(files: list[tuple[str, str]], slots: int) -> list[list[tuple[str, str]]]:
+    """Local files dealt into at most ``slots`` tasks, largest first, each to the task with the
+    fewest bytes so far: one task per file while there are few (a large WARC gets a core of its
+    own), and not one task per file when there are thousands of small ones (each task costs a
+    scheduling round trip: 5,000 one-record files took 0.13 s each)."""
+    def size(path: str) -> int:
+        try:
+            return os.path.getsize(fs.local_path(path))
+        except OSError:
+            return 0
+
+    if len(files) <= slots:
+        return [[f] for f in files]
+    import heapq
+
+    groups: list[list[tuple[str, str]]] = [[] for _ in range(max(1, slots))]
+    loads = [(0, i) for i in range(len(groups))]  # (bytes so far, task): a heap
+    for n, f in sorted(((size(f[0]), f) for f in files), key=lambda x: (-x[0], x[1][0])):
+        load, i = heapq.heappop(loads)
+        groups[i].append(f)
+        heapq.heappush(loads, (load + n + 1, i))
+    return [g for g in groups if g]
 
 
 def _hadoop_uri(path: str) -> str:
@@ -234,7 +341,10 @@ def source_names(paths: Column) -> Column:
     any ``?`` / ``#`` part left out), any other URI stays as it is. ``tests/test_ingest_urls.py``
     checks it equals ``source_name``."""
     uri = F.regexp_replace(paths, "[\t\r\n]", "")
-    return (F.when(paths.startswith("file:"), F.regexp_extract(uri, r"^file:(?://[^/?#]*)?([^?#]*)", 1))
+    path = F.regexp_extract(uri, r"^file:(?://[^/?#]*)?([^?#]*)", 1)
+    decoded = F.when(path.rlike("%([^0-9A-Fa-f]|.[^0-9A-Fa-f]|.?$)"), path).otherwise(
+        F.try_url_decode(F.regexp_replace(path, r"\+", "%2B")))  # a '+' is a '+', not a space
+    return (F.when(paths.startswith("file:"), decoded)
             .when(paths.isNotNull(), paths))  # (a nullable column, as the table's schema has always said)
 
 
@@ -298,6 +408,8 @@ def _table_columns(table: DataFrame) -> list:
             cols.append(F.lit(None).cast("string").alias(name))
             continue
         value = F.col(name).cast("string")
+        if isinstance(dtype, (FloatType, DoubleType)):  # NaN is no id (a missing_id skip), nor a text
+            value = F.when(~F.isnan(F.col(name)), value)
         if isinstance(dtype, (StringType, BinaryType)):
             repaired.append(F.coalesce(~F.is_valid_utf8(value), F.lit(False)))
             value = F.make_valid_utf8(value)
@@ -345,7 +457,13 @@ def named_columns(table: DataFrame, columns: dict[str, str]) -> DataFrame:
     column, from ``--id-col`` etc.); a table named as expected is returned as it is."""
     if all(columns[n] == n for n in TABLE_COLUMNS):
         return table
-    return table.select(*[table[columns[n]].alias(n) for n in TABLE_COLUMNS if columns[n] in table.columns])
+    return table.select(*[F.col(quoted(columns[n])).alias(n) for n in TABLE_COLUMNS if columns[n] in table.columns])
+
+
+def quoted(name: str) -> str:
+    """A column name as Spark must be given it to take it literally: ``meta.id`` is a column of
+    that name, not the field ``id`` of a struct ``meta``."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _table_rows(table: DataFrame, source: Column, columns: dict[str, str], what: str) -> DataFrame:
@@ -378,20 +496,84 @@ def read_tables(spark: SparkSession, files: list[InputFile], columns: dict[str, 
     frames = []
     schemas, broken = _parquet_footers([f.path for f in files if f.format == "parquet" and fs.is_local(f.path)])
     broken |= _broken_gzip_tables(spark, files)
+    broken |= _unopenable(f.path for f in files if f.format == "jsonl" and fs.is_local(f.path) and f.path not in broken)
     if broken:
         frames.append(spark.createDataFrame(
             [_skip_row(source_name(path), records.SKIP_FILE_ERROR, detail) for path, detail in sorted(broken.items())],
             ROW_SCHEMA))
     readable = [f for f in files if f.path not in broken]
-    groups = [("jsonl", [f.path for f in readable if f.format == "jsonl"])]
+    json_files = [f.path for f in readable if f.format == "jsonl"]
+    arrays = [p for p in json_files if is_json_array(p)]
+    groups = [("jsonl", [p for p in json_files if p not in arrays]), ("json array", arrays)]
     groups += [("parquet", paths) for paths in _parquet_groups([f.path for f in readable if f.format == "parquet"],
                                                                schemas)]
     for fmt, paths in groups:
         if not paths:
             continue
-        table = _read_table(spark, fmt, paths)
-        frames.append(_table_rows(table, F.input_file_name(), columns, f"{fmt} input {paths[0]}"))
+        read_as, originals = hadoop_safe(paths)
+        table = _read_table(spark, fmt, read_as)
+        source = source_names(F.input_file_name())
+        if originals:  # the files read through links: their own names as the source
+            back = F.create_map(*[F.lit(x) for pair in originals.items() for x in pair])
+            source = F.coalesce(back[source], source)
+        frames.append(_table_rows(table, source, columns, f"{fmt} input {paths[0]}"))
     return _union(frames)
+
+
+def hadoop_safe(paths: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Paths Spark can read, and for each stand-in the file it stands for. Hadoop's local file
+    system cannot take a file whose name holds ``:`` (``t:12:00.jsonl``: it parses the name of
+    the checksum file beside it as a URI with a scheme); such a local file is read through a
+    symlink of a plain name in a temporary directory of this process."""
+    if not any(":" in os.path.basename(p) for p in paths if fs.is_local(p)):
+        return paths, {}
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="quiltdetect-links-")
+    atexit.register(shutil.rmtree, folder, True)
+    read_as, originals = [], {}
+    for i, path in enumerate(paths):
+        if fs.is_local(path) and ":" in os.path.basename(path):
+            link = os.path.join(folder, f"{i}-" + os.path.basename(path).replace(":", "_"))
+            os.symlink(os.path.abspath(fs.local_path(path)), link)
+            read_as.append(link)
+            originals[link] = source_name(path) if path.startswith("file:") else path
+        else:
+            read_as.append(path)
+    return read_as, originals
+
+
+def _unopenable(paths: Iterator[str]) -> dict[str, str]:
+    """Local files that cannot be opened now (gone, or unreadable, since they were listed), with
+    why: Spark would fail the whole run on each."""
+    found = {}
+    for path in paths:
+        try:
+            with open(fs.local_path(path), "rb") as stream:
+                stream.read(1)
+        except OSError as exc:
+            found[path] = f"{type(exc).__name__}: {exc}"
+    return found
+
+
+def is_json_array(path: str) -> bool:
+    """A local ``.json`` file whose first non-blank character is ``[``: an array of objects (a
+    common export), read as rows of that array rather than as JSON Lines, where it would be
+    one malformed line per line (and no document)."""
+    import gzip
+
+    name = path.lower()
+    if not fs.is_local(path) or not name.endswith((".json", ".json.gz")):
+        return False
+    try:
+        opener = gzip.open if name.endswith(".gz") else open
+        with opener(fs.local_path(path), "rb") as stream:
+            head = stream.read(4096)
+    except (OSError, EOFError):
+        return False
+    return head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"["
 
 
 def _parquet_footers(paths: list[str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -445,10 +627,14 @@ def _read_table(spark: SparkSession, fmt: str, paths: list[str]) -> DataFrame:
     column named here so that a table's own ``_corrupt_record`` (Spark's default name, which
     must then be a string) is just another column.
     """
+    literal = [fs.hadoop_literal(p) for p in paths]  # b[1].jsonl is that file, not a pattern matching b1.jsonl
     try:
         if fmt == "parquet":
-            return spark.read.parquet(*paths)
-        return spark.read.option("columnNameOfCorruptRecord", "_quiltdetect_malformed_line").json(paths)
+            return spark.read.parquet(*literal)
+        reader = spark.read.option("columnNameOfCorruptRecord", "_quiltdetect_malformed_line")
+        if fmt == "json array":  # one JSON array of objects (pretty-printed or not), not JSON Lines
+            reader = reader.option("multiLine", "true")
+        return reader.json(literal)
     except AnalysisException as exc:
         if exc.getCondition() != "COLUMN_ALREADY_EXISTS":
             raise

@@ -32,7 +32,7 @@ from warcio.recordloader import ArcWarcRecordLoader
 from warcio.timeutils import timestamp_to_iso_date
 
 from .html import decode_html, extract
-from .urls import domain_of, host_of
+from .urls import canonical_host, domain_of, host_of
 
 __all__ = [
     "ROW_FIELDS", "iter_warc_rows", "iter_wet_rows", "count_reasons", "DOCUMENT",
@@ -53,6 +53,7 @@ SKIP_NO_URL = "missing_url"
 SKIP_PARSE_ERROR = "parse_error"
 SKIP_FILE_ERROR = "file_error"
 SKIP_TOO_LARGE = "payload_too_large"
+SKIP_SEGMENTED = "segmented_record"  # a record split over several (WARC-Segment-Number): not reassembled
 SKIP_REASONS: tuple[str, ...] = (
     SKIP_REQUEST, SKIP_METADATA, SKIP_REVISIT, SKIP_WARCINFO, SKIP_OTHER_RECORD,
     SKIP_NOT_HTML, SKIP_HTTP_STATUS, SKIP_EMPTY, SKIP_NO_URL, SKIP_PARSE_ERROR,
@@ -77,7 +78,6 @@ _TYPE_SKIPS = {
 _HTML_SNIFF_RE = re.compile(rb"<!doctype\s+html|<html[\s>]", re.I)
 _SNIFF_BYTES = 1024
 _READ_CHUNK = 1 << 20
-_DETAIL_MAX = 200
 
 
 class _FileBroken(Exception):
@@ -184,9 +184,67 @@ def _unread_record(stream: _CountingStream, records: ArchiveIterator) -> str | N
     )
 
 
+WHOLE_GZIP = "non-chunked gzip file detected"  # warcio's words for a WARC gzipped whole
+ZSTD_FRAME = b"\x28\xb5\x2f\xfd"
+ZSTD_DICTIONARY_FRAME = 0x184D2A5D  # the skippable frame that carries a .warc.zst's dictionary
+
+
+def is_whole_gzip(row: dict) -> bool:
+    """A skip row saying warcio met a WARC gzipped as one member (``gzip crawl.warc``)."""
+    return row.get("skip_reason") == SKIP_FILE_ERROR and WHOLE_GZIP in (row.get("skip_detail") or "")
+
+
+class _Prefixed:
+    """``head`` then the rest of ``raw``: the bytes read to sniff a header, given back."""
+
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        self.head, self.raw = head, raw
+
+    def read(self, size: int = -1) -> bytes:
+        if not self.head:
+            return self.raw.read(size)
+        if size is None or size < 0:
+            data, self.head = self.head + self.raw.read(), b""
+            return data
+        data, self.head = self.head[:size], self.head[size:]
+        return data if len(data) == size else data + self.raw.read(size - len(data))
+
+
+def zstd_stream(raw: BinaryIO) -> BinaryIO:
+    """The decompressed bytes of a zstandard file (``.warc.zst``: a frame per record), with the
+    dictionary the WARC zstd format may carry in a first skippable frame (itself plain or
+    zstd-compressed)."""
+    import zstandard
+
+    head = raw.read(8)
+    dictionary = None
+    if len(head) == 8 and int.from_bytes(head[:4], "little") == ZSTD_DICTIONARY_FRAME:
+        data = raw.read(int.from_bytes(head[4:], "little"))
+        if data[:4] == ZSTD_FRAME:
+            data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+        dictionary = zstandard.ZstdCompressionDict(data)
+        body: Any = raw
+    else:
+        body = _Prefixed(head, raw)
+    return zstandard.ZstdDecompressor(dict_data=dictionary).stream_reader(body, read_across_frames=True)
+
+
+def decompressed(stream: BinaryIO, source: str, *, whole_gzip: bool = False) -> BinaryIO:
+    """The stream a record reader parses: ``.zst`` files through zstandard; a WARC gzipped
+    whole through one gzip stream (``whole_gzip``); others as they are (warcio reads gzip
+    members itself, one per record)."""
+    if whole_gzip:
+        import gzip
+
+        return gzip.GzipFile(fileobj=stream, mode="rb")
+    if source.lower().endswith(".zst"):
+        return zstd_stream(stream)
+    return stream
+
+
 def _detail(value: object) -> str:
-    text = str(value).strip().replace("\n", " ")
-    return text[:_DETAIL_MAX]
+    """A message as stored in a skip row: one line, whole (a cut message hides its advice)."""
+    return str(value).strip().replace("\n", " ")
 
 
 def _exc_detail(exc: BaseException) -> str:
@@ -229,7 +287,7 @@ def _identity(rec: Any, offset: int) -> dict:
         date = h.get_header("WARC-Date")
         doc_id = h.get_header("WARC-Record-ID")
     url = url.strip() if url else None
-    ip = ip.strip() if ip and ip.strip() and ip.strip() != "-" else None
+    ip = canonical_host(ip.strip().strip("[]")) if ip and ip.strip() and ip.strip() != "-" else None
     if not doc_id:
         doc_id = _stable_id(url, date, offset)
     return {"doc_id": doc_id, "url": url or None, "ip": ip, "warc_date": date}
@@ -296,6 +354,10 @@ def _warc_record_row(rec: Any, source: str, offset: int, ident: dict, max_payloa
     if rec_type != "response":
         reason = _TYPE_SKIPS.get(rec_type, SKIP_OTHER_RECORD)
         return _row(source, offset, **ident, skip_reason=reason, skip_detail=_detail(rec_type))
+    segment = rec.rec_headers.get_header("WARC-Segment-Number")
+    if segment is not None:  # one part of a payload split over records: half a page is no page
+        return _row(source, offset, **ident, skip_reason=SKIP_SEGMENTED,
+                    skip_detail=_detail(f"segment {segment} of a record split across records (not reassembled)"))
     if not ident["url"]:
         return _row(source, offset, **ident, skip_reason=SKIP_NO_URL, skip_detail="response")
     http = rec.http_headers

@@ -55,7 +55,24 @@ def host_of(url: str | None) -> str:
     host = host.rstrip(".")
     if not host or _BAD_HOST_CHARS.search(host):
         return ""
-    return host
+    return canonical_host(host)
+
+
+def canonical_host(host: str) -> str:
+    """One spelling per server: an IP address in its compressed form (``2001:DB8:0:0:0:0:0:1``
+    and ``2001:db8::1`` are one address), an internationalised name in its ASCII form
+    (``bücher.de`` is ``xn--bcher-kva.de``, as DNS resolves it). A name IDNA cannot encode
+    stays as it is."""
+    try:
+        return ipaddress.ip_address(host).compressed
+    except ValueError:
+        pass
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
 
 
 def _is_ip(host: str) -> bool:

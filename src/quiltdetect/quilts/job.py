@@ -41,6 +41,7 @@ from quiltdetect.quilts.increment import (
     restriction,
     union_documents,
 )
+from quiltdetect.quilts.servers import server_column
 from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contributing
 
 log = logging.getLogger(__name__)
@@ -229,7 +230,18 @@ class QuiltsJob(Job[QuiltConfig]):
                 *(("filtered",) if self.cfg.write_filtered else ()))
 
     def report(self, run: JobRun) -> dict[str, Any]:
-        return {"top_quilts": top_quilts(run.out, self.cfg.top)}
+        return {"top_quilts": top_quilts(run.out, self.cfg.top), "no_server": self.without_server(run)}
+
+    def without_server(self, run: JobRun) -> tuple[int, int] | None:
+        """(documents without a server under the foreign rule, documents), when the rule is on
+        and some have none: all of them count as one server (``""``), so none of them can be
+        another's source, which a table without urls would otherwise make silent."""
+        if self.cfg.foreign == "none" or not run.out.exists("docs"):
+            return None
+        server = server_column(self.cfg.foreign)
+        row = run.out.read_table("docs").agg(
+            F.count(F.lit(1)), F.sum(F.when(server.isin("", "domain:"), 1).otherwise(0))).first()
+        return (int(row[1] or 0), int(row[0])) if row[1] else None
 
     def headline(self, result: JobResult) -> str:
         cfg = self.cfg
@@ -238,8 +250,19 @@ class QuiltsJob(Job[QuiltConfig]):
     def details(self, result: JobResult) -> list[str]:
         """The top quilts with their sources in pick order."""
         top = result.report["top_quilts"]
+        lines = []
+        if result.report.get("no_server"):
+            missing, n = result.report["no_server"]
+            what = {"host": "host", "domain": "registered domain", "ip": "IP address or domain"}[self.cfg.foreign]
+            lines.append(f"note: {missing:,} of {n:,} documents have no {what} (no url{' or ip' if self.cfg.foreign == 'ip' else ''}): "
+                         f"--foreign {self.cfg.foreign} counts them as one server, so none of them is another's source")
         if not top:
-            return ["no quilted pages found"] if self.cfg.top > 0 else []
+            return [*lines, "no quilted pages found"] if self.cfg.top > 0 else lines
+        return lines + self._top_lines(top)
+
+    @staticmethod
+    def _top_lines(top: list[dict]) -> list[str]:
+        """The top quilts with their sources in pick order."""
         lines = [f"top {len(top)} quilts (patch fraction, url, then its sources in pick order):"]
         for i, q in enumerate(top, 1):
             credit = f", {q['n_attributed_sources']} attributed" if q.get("attributed") else ""

@@ -64,14 +64,15 @@ class RunSummary:
 class LabelStore:
     """The labels database; a short-lived connection per call, so any thread may use it."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, timeout: float = 10.0):
         self.path = str(path)
+        self.timeout = timeout  # seconds a write waits for another program's lock before it fails
         with self._connect() as db:
             db.execute(SCHEMA)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=10)
+        db = sqlite3.connect(self.path, timeout=self.timeout)
         try:
             with db:
                 yield db

@@ -17,8 +17,10 @@ import html
 import io
 import ipaddress
 import logging
+import re
 import secrets
 import socket
+import sqlite3
 import threading
 from collections.abc import Iterable
 from http import HTTPStatus
@@ -43,13 +45,25 @@ MAX_BODY = 1_000_000  # bytes of a POST body (a label form is a few hundred)
 e = html.escape
 
 
+# Characters that reorder or hide the text around them (bidirectional controls, zero-width
+# characters): in a URL they only serve to make it read as another (a right-to-left override
+# turns "evil.com/moc.knab" into what looks like "bank.com..."). Shown as their code points.
+_DECEPTIVE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def shown_url(url: str) -> str:
+    """A URL as text a judge can trust: escaped, every deceptive character as ``<U+202E>``."""
+    return e(_DECEPTIVE.sub(lambda m: f"<U+{ord(m.group()):04X}>", url))
+
+
 def link(url: str | None) -> str:
     """A crawled URL: a link when it is http(s), plain escaped text otherwise."""
     if not url:
         return ""
     if urlsplit(url).scheme.lower() in ("http", "https"):
-        return f'<a class="url" href="{e(url)}" rel="noopener noreferrer nofollow" target="_blank">{e(url)}</a>'
-    return f'<span class="url">{e(url)}</span>'
+        return (f'<a class="url" href="{e(url)}" rel="noopener noreferrer nofollow" target="_blank">'
+                f"{shown_url(url)}</a>")
+    return f'<span class="url">{shown_url(url)}</span>'
 
 
 def render_segments(segments: list[tuple[str, int]]) -> str:
@@ -130,7 +144,7 @@ class ReviewApp:
             body_rows.append(
                 f'<tr><td class="num">{i}</td>'
                 f'<td><a class="open-quilt" href="{e(href)}">{e(r["doc_id"])}</a></td>'
-                f'<td class="url">{e(r["url"] or "")}</td>'
+                f'<td class="url">{shown_url(r["url"] or "")}</td>'
                 f'<td class="num">{r["patchfrac"]:.3f}</td><td class="num">{r["n_sources"]}</td>'
                 f'<td class="num">{r["n_attributed_sources"] if r["attributed"] else ""}</td>'
                 f'<td class="label-{e(label)}">{e(LABEL_NAMES.get(label, ""))}</td></tr>'
@@ -283,6 +297,31 @@ class ReviewApp:
         return HTTPStatus.SEE_OTHER, "/quilt?" + urlencode({"id": after, "ctx": ctx})
 
 
+    def not_saved_page(self, form: dict[str, list[str]], why: str) -> str:
+        """The judge's label could not be saved (the database is locked by another program, its
+        disk is full): say so and why, and keep everything the judge entered in a form that
+        posts it again with one click."""
+        def one(name: str) -> str:
+            return (form.get(name) or [""])[0]
+
+        label = one("label")
+        body = (
+            '<main class="not-saved"><h2>Your label was not saved</h2>'
+            f"<p>The labels database {e(str(self.store.path))} could not be written: {e(why)}. "
+            "Nothing was lost: this page holds the label and note you entered. When the other program "
+            "lets go of the database (a second judge's sqlite shell, a backup), save again.</p>"
+            '<form class="judge" method="post" action="/label">'
+            f'<input type="hidden" name="token" value="{e(self.token)}">'
+            f'<input type="hidden" name="doc_id" value="{e(one("doc_id"))}">'
+            f'<input type="hidden" name="ctx" value="{e(one("ctx"))}">'
+            f'<input type="hidden" name="label" value="{e(label)}">'
+            f'<p>Label: <strong>{e(LABEL_NAMES.get(label, label))}</strong> for {e(one("doc_id"))}</p>'
+            f'<textarea name="note">{e(one("note"))}</textarea>'
+            '<div><button type="submit" id="save-again">Save again</button></div></form></main>'
+        )
+        return self.page("label not saved", body)
+
+
 class Handler(BaseHTTPRequestHandler):
     """Routes requests to the ReviewApp held by the server."""
 
@@ -389,7 +428,11 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(HTTPStatus.BAD_REQUEST, b"body shorter than Content-Length",
                               "text/plain; charset=utf-8", {"Connection": "close"})
         form = parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True)
-        status, location = app.label(form)
+        try:
+            status, location = app.label(form)
+        except (sqlite3.Error, OSError) as exc:  # locked by another program, a full disk: not saved
+            log.warning("label not saved: %s", exc)
+            return self._html(HTTPStatus.SERVICE_UNAVAILABLE, app.not_saved_page(form, str(exc)))
         if status == HTTPStatus.SEE_OTHER:
             return self._send(status, b"", "text/plain", {"Location": location})
         return self._send(status, b"rejected", "text/plain; charset=utf-8")

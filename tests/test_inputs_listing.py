@@ -1,0 +1,203 @@
+"""What every file under an ``--input`` becomes, and which outputs a run may claim or delete,
+decided before Spark starts (common/listing.py, ingest/read.py's resolve_inputs, fs.check_output).
+Pure Python: no Spark here; the runs over the same layouts are in test_hostile_inputs.py."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from pathlib import Path
+
+import pytest
+from test_bad_input import PAGE, http, warc_record
+
+from quiltdetect.common import fs
+from quiltdetect.common.config import ConfigError
+from quiltdetect.common.runstate import file_fingerprint
+from quiltdetect.ingest import records
+from quiltdetect.ingest.read import resolve_inputs
+
+
+def warc(path: Path, n: int = 1, start: int = 0) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(gzip.compress(warc_record(http(PAGE), rid=str(start + i)), mtime=0) for i in range(n)))
+    return path
+
+
+def zstd(data: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(data)
+
+
+def crawl_with_everything(root: Path) -> Path:
+    """The issue's directory: a WARC, and beside it, each holding one WARC or being one, a
+    symlinked directory, an unreadable directory (made so by ``unreadable``), a hidden
+    directory, a hidden file, zstandard and bzip2 files, a named pipe, a symlink to nothing,
+    a README, and Spark's table metadata."""
+    crawl = root / "crawl"
+    warc(crawl / "a.warc.gz", start=0)
+    warc(root / "elsewhere" / "b.warc.gz", start=10)
+    os.symlink(root / "elsewhere", crawl / "linked")
+    warc(crawl / "locked" / "c.warc.gz", start=20)
+    warc(crawl / "_2024-01" / "d.warc.gz", start=30)
+    warc(crawl / "_part-0.warc.gz", start=40)
+    (crawl / "z.warc.zst").write_bytes(zstd(warc_record(http(PAGE), rid="50")))
+    (crawl / "y.warc.bz2").write_bytes(b"BZh9")
+    os.mkfifo(crawl / "pipe.warc.gz")
+    os.symlink(root / "nowhere.warc.gz", crawl / "gone.warc.gz")
+    (crawl / "README.txt").write_text("what this crawl is")
+    (crawl / "_SUCCESS").write_text("")
+    return crawl
+
+
+@pytest.fixture
+def unreadable(monkeypatch):
+    """Directories and files named ``locked*`` cannot be read, as for a user without the
+    permission (this suite may run as root, whom permission bits do not stop)."""
+    listdir, access = os.listdir, os.access
+
+    def fake_listdir(path):
+        if os.path.basename(str(path)).startswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return listdir(path)
+
+    def fake_access(path, mode, *a, **k):
+        return not os.path.basename(str(path)).startswith("locked") and access(path, mode, *a, **k)
+
+    monkeypatch.setattr(os, "listdir", fake_listdir)
+    monkeypatch.setattr(os, "access", fake_access)
+
+
+def test_every_file_under_a_directory_is_read_or_left_out_with_its_reason(tmp_path, unreadable):
+    crawl = crawl_with_everything(tmp_path)
+    found = resolve_inputs(None, [str(crawl)], None)
+    assert [Path(f.path).relative_to(crawl).as_posix() for f in found] == [
+        "a.warc.gz", "linked/b.warc.gz", "z.warc.zst"]
+    reasons = {Path(p).relative_to(crawl).as_posix(): why for p, why in found.skipped}
+    assert reasons == {
+        "locked": "unreadable", "_2024-01": "hidden name", "_part-0.warc.gz": "hidden name",
+        "y.warc.bz2": "unsupported compression", "pipe.warc.gz": "not a regular file",
+        "gone.warc.gz": "broken symlink", "README.txt": "unknown format", "_SUCCESS": "table metadata",
+    }
+    assert found.taken_as == {str(crawl): ("path", 3)}
+    # A glob of the same directory gives the same files and the same reasons.
+    globbed = resolve_inputs(None, [str(crawl / "*")], None)
+    assert [f.path for f in globbed] == [f.path for f in found]
+    assert sorted(globbed.skipped) == sorted(found.skipped)
+    assert globbed.taken_as == {str(crawl / "*"): ("glob", 3)}
+    # Before Spark starts, fingerprinting the inputs survives a file that vanished since
+    assert file_fingerprint(None, [*(f.path for f in found), str(crawl / "gone.warc.gz")])
+
+
+def test_a_symlink_loop_is_walked_once_and_a_file_reached_twice_is_read_once(tmp_path):
+    crawl = tmp_path / "crawl"
+    warc(crawl / "sub" / "a.warc.gz")
+    os.symlink(crawl, crawl / "sub" / "loop")
+    os.symlink(crawl / "sub" / "a.warc.gz", crawl / "also.warc.gz")
+    for pattern in (str(crawl), str(crawl / "**"), str(crawl / "**" / "*.warc.gz")):
+        found = resolve_inputs(None, [pattern], None)
+        assert [Path(f.path).name for f in found] == ["also.warc.gz"] or [Path(f.path).name for f in found] == [
+            "a.warc.gz"], pattern
+        assert len(found) == 1, (pattern, found)
+
+
+def test_a_path_that_exists_is_that_path_and_only_a_pattern_that_names_nothing_is_a_glob(tmp_path):
+    folder = tmp_path / "crawl [2024]"
+    literal = warc(folder / "b[1].warc.gz")
+    plain = warc(folder / "b1.warc.gz", start=5)
+    colon = warc(folder / "t:12:00.warc.gz", start=9)
+    assert [f.path for f in resolve_inputs(None, [str(literal)], None)] == [str(literal)]
+    assert [f.path for f in resolve_inputs(None, [str(colon)], None)] == [str(colon)]
+    assert {f.path for f in resolve_inputs(None, [str(folder)], None)} == {str(literal), str(plain), str(colon)}
+    found = resolve_inputs(None, [str(folder / "b[12].warc.gz")], None)  # no such file: a glob
+    assert [f.path for f in found] == [str(plain)] and found.taken_as[str(folder / "b[12].warc.gz")][0] == "glob"
+    assert fs.hadoop_literal("/x/b[1]{a,b}*?.jsonl") == "/x/b\\[1\\]\\{a,b\\}\\*\\?.jsonl"
+    with pytest.raises(ConfigError, match="no such file"):
+        resolve_inputs(None, [str(tmp_path / "nothing*")], None)
+    with pytest.raises(ConfigError, match=r"no file to read \(1 left out: 1 unknown format\)"):
+        (tmp_path / "notes").mkdir()
+        (tmp_path / "notes" / "a.txt").write_text("x")
+        resolve_inputs(None, [str(tmp_path / "notes")], None)
+
+
+def test_a_warc_gzipped_whole_gives_every_record_once():
+    from test_bad_input import reasons
+
+    from quiltdetect.ingest.read import _file_rows
+
+    plain = b"".join(warc_record(http(PAGE), rid=str(i)) for i in range(5))
+    whole = gzip.compress(plain, mtime=0)  # `gzip crawl.warc`: one member, not one per record
+    first = list(records.iter_warc_rows(io.BytesIO(whole), "mem"))
+    assert records.is_whole_gzip(first[-1])  # warcio's refusal, kept whole in the row (it was cut)
+    assert first[-1]["skip_detail"].endswith("warcio recompress <path/to/file> <path/to/new_file>"), first[-1]
+    rows = list(_file_rows("crawl.warc.gz", "warc", whole, 1 << 20))
+    assert reasons(rows) == [None] * 5 and [r["offset"] for r in rows] == [0, 1, 2, 3, 4]
+    assert [r["doc_id"] for r in rows] == [r["doc_id"] for r in records.iter_warc_rows(io.BytesIO(plain), "m")]
+
+
+def test_a_zstandard_warc_is_read_with_or_without_its_dictionary_frame():
+    import zstandard
+
+    from quiltdetect.ingest.read import _file_rows
+
+    bodies = [warc_record(http(PAGE), rid=str(i)) for i in range(3)]
+    per_record = b"".join(zstd(b) for b in bodies)
+    dictionary = zstandard.train_dictionary(1024, bodies * 40)
+    with_dict = zstandard.ZstdCompressor(dict_data=dictionary)
+    raw = dictionary.as_bytes()
+    frame = (0x184D2A5D).to_bytes(4, "little") + len(raw).to_bytes(4, "little") + raw
+    dict_file = frame + b"".join(with_dict.compress(b) for b in bodies)
+    for data in (per_record, dict_file):
+        rows = list(_file_rows("c.warc.zst", "warc", data, 1 << 20))
+        assert [r["skip_reason"] for r in rows] == [None] * 3 and rows[2]["text"].startswith("Hello")
+
+
+def test_overwrite_never_deletes_an_input_or_a_directory_that_is_not_a_run(tmp_path):
+    crawl = tmp_path / "work" / "crawl"
+    warc(crawl / "a.warc.gz")
+    thesis = tmp_path / "u" / "thesis"
+    thesis.mkdir(parents=True)
+    (thesis / "ch1.tex").write_text("mine")
+    run = tmp_path / "runs" / "q"
+    (run / "_quiltdetect").mkdir(parents=True)
+    (run / "quilts").mkdir()
+    links = tmp_path / "links"
+    links.mkdir()
+    for name, target in (("crawl", crawl), ("work", crawl.parent), ("u", thesis.parent)):
+        os.symlink(target, links / name)
+    inputs = [str(crawl)]
+    refused = {
+        str(crawl): "lies inside the input", str(crawl.parent): "holds the input", "/": "holds the input",
+        str(links / "crawl"): "lies inside the input", str(links / "work"): "holds the input",
+        str(crawl / "out"): "lies inside the input",
+        str(thesis.parent): "is not a quiltdetect output", str(links / "u"): "is not a quiltdetect output",
+    }
+    for output, why in refused.items():
+        for overwrite in (True, False):
+            with pytest.raises(ConfigError, match=why):
+                fs.check_output(None, output, overwrite=overwrite, inputs=inputs)
+    for ok in (str(run), str(tmp_path / "new" / "q"), str(tmp_path / "empty")):
+        (tmp_path / "empty").mkdir(exist_ok=True)
+        fs.check_output(None, ok, overwrite=True, inputs=inputs)
+    # a glob input counts from its fixed part; an update's --previous run is an input too
+    with pytest.raises(ConfigError, match="holds the input"):
+        fs.check_output(None, str(tmp_path / "work"), overwrite=True, inputs=[str(crawl / "*.warc.gz")])
+    assert (crawl / "a.warc.gz").exists() and (thesis / "ch1.tex").read_text() == "mine"
+
+
+def test_a_message_about_a_file_is_whole_and_a_full_disk_names_its_disk(tmp_path, monkeypatch):
+    import errno
+
+    from quiltdetect.common import failures
+
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.setattr(failures, "_free", lambda p: (str(p), 10 if str(p).startswith(str(out)) else 68 << 30))
+    said = failures.describe_os_error(OSError(errno.ENOSPC, "No space left on device", str(out / "metrics.json")),
+                                      str(out))
+    assert f"({out / 'metrics.json'})" in said and "the output's disk is the fuller one" in said, said
+    assert "spark.local.dir" not in said
+    spark_side = failures.describe(RuntimeError("java.io.IOException: No space left on device"), str(out))
+    assert "the output's disk is the fuller one" in spark_side, spark_side
