@@ -130,9 +130,10 @@ def test_a_full_disk_while_the_run_is_published_is_one_line_and_leaves_no_partia
     monkeypatch.setattr(fs, "open", full, raising=False)
     (tmp_path / "in.jsonl").write_text(lines("a", "b"))
     out = tmp_path / "out"
-    assert main(["ingest", "--input", str(tmp_path / "in.jsonl"), "--output", str(out)]) == 1
+    assert main(["-q", "ingest", "--input", str(tmp_path / "in.jsonl"), "--output", str(out)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert "the output's disk is the fuller one" in err, err  # one disk here: the output's named
     assert f"a disk filled up while writing ({out / 'metrics.json'})" in err and "resumes" in err, err
     assert not [p for p in out.rglob("*.partial")] and not (out / "_COMPLETE").exists()
 

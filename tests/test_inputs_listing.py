@@ -194,7 +194,8 @@ def test_a_message_about_a_file_is_whole_and_a_full_disk_names_its_disk(tmp_path
 
     out = tmp_path / "out"
     out.mkdir()
-    monkeypatch.setattr(failures, "_free", lambda p: (str(p), 10 if str(p).startswith(str(out)) else 68 << 30))
+    monkeypatch.setattr(failures, "_free", lambda p: ("out" if str(p).startswith(str(out)) else "tmp",
+                                                      10 if str(p).startswith(str(out)) else 68 << 30))
     said = failures.describe_os_error(OSError(errno.ENOSPC, "No space left on device", str(out / "metrics.json")),
                                       str(out))
     assert f"({out / 'metrics.json'})" in said and "the output's disk is the fuller one" in said, said

@@ -59,7 +59,7 @@ def java_causes(exc: BaseException, limit: int = 20) -> list[str]:
 
 
 def _free(path: str) -> tuple[str, int] | None:
-    """(the nearest existing directory of a local path, bytes free on its disk), or None."""
+    """(the device of the nearest existing directory of a local path, bytes free on it), or None."""
     import os
     import shutil
     from urllib.parse import urlsplit
@@ -72,7 +72,7 @@ def _free(path: str) -> tuple[str, int] | None:
     while not os.path.isdir(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
     try:
-        return probe, shutil.disk_usage(probe).free
+        return str(os.stat(probe).st_dev), shutil.disk_usage(probe).free
     except OSError:
         return None
 
