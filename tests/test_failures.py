@@ -52,7 +52,7 @@ def test_the_failing_stage_is_noted_once_by_the_innermost_stage():
     (OOM, "the JVM ran out of memory (java.lang.OutOfMemoryError: Java heap space); give it more: "
           "--set spark.driver.memory=8g"),
     ("java.io.IOException: No space left on device", "a disk filled up (No space left on device); "
-                                                     "Spark writes shuffle files"),
+                                                     "the output's disk is the fuller one (/data/run1: "),
     ("org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)",
      "a Python worker died (often killed for memory) (Python worker exited unexpectedly (crashed))"),
     ("\n  [PATH_NOT_FOUND] something odd\nmore lines", "[PATH_NOT_FOUND] something odd."),

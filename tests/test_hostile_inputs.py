@@ -81,11 +81,25 @@ def quilt_run(out: Path, theta: float) -> QuiltsJob:
                                         "theta": theta, "top": 0}).validate()
 
 
-@pytest.mark.parametrize("lock", [True, False], ids=["local-lock", "object-store-no-lock"])
-def test_two_runs_into_one_output_one_completes_the_other_fails_with_one_line(spark, tmp_path, monkeypatch, lock):
-    """Run A (θ 0.5) and, while it runs, run B (θ 0.99) into the same output. With the local
-    lock, B is refused at once; without one (as on an object store), B takes the output over
-    and A stops at its next commit. Either way exactly one completes, and the output is its own."""
+# When run B starts, as a file of run A's output appears: at once (the two race for the
+# claim), after A's ingest stage, after its gram table, and when its quilts/ table is in place
+# (A is about to write metrics.json and _COMPLETE).
+OFFSETS = {"at-once": None, "after-ingest": "_quiltdetect/stages/ingest.json",
+           "after-grams": "_quiltdetect/stages/gram-buckets-k*.json", "after-quilts-table": "quilts/_SUCCESS"}
+
+
+@pytest.mark.parametrize("lock, offset", [
+    (True, "at-once"), (True, "after-ingest"), (True, "after-grams"), (True, "after-quilts-table"),
+    pytest.param(False, "after-ingest", marks=pytest.mark.extended),
+    pytest.param(False, "after-grams", marks=pytest.mark.extended),
+    pytest.param(False, "after-quilts-table", marks=pytest.mark.extended),
+], ids=lambda v: {True: "local-lock", False: "object-store-no-lock"}.get(v, v) if isinstance(v, bool) else v)
+def test_two_runs_into_one_output_one_completes_the_other_fails_with_one_line(
+        spark, tmp_path, monkeypatch, lock, offset):
+    """Run A (θ 0.5) and, at each offset into A, run B (θ 0.99) into the same output. With the
+    local lock, the second to claim is refused at once; without one (as on an object store), B
+    takes the output over and A stops at its next commit. Either way exactly one completes, the
+    other fails with one line naming the other run, and the output is the winner's own."""
     if not lock:
         import fcntl
 
@@ -101,12 +115,17 @@ def test_two_runs_into_one_output_one_completes_the_other_fails_with_one_line(sp
 
     first = threading.Thread(target=run, args=("A", 0.5))
     first.start()
-    deadline = time.time() + 120
-    while not (out / "_quiltdetect" / "stages" / "ingest.json").exists() and time.time() < deadline:
-        time.sleep(0.05)
+    if OFFSETS[offset] is not None:
+        deadline = time.time() + 120
+        while not list(out.glob(OFFSETS[offset])) and first.is_alive() and time.time() < deadline:
+            time.sleep(0.02)
+        assert first.is_alive() or offset == "after-quilts-table", outcome  # B starts while A runs
     run("B", 0.99)
     first.join()
     failed = {k: v for k, v in outcome.items() if isinstance(v, ConfigError)}
+    if offset == "after-quilts-table" and not failed:  # A had finished before B started: B reran after it
+        assert json.loads((out / "_COMPLETE").read_text())["config"]["theta"] == 0.99
+        return
     assert len(failed) == 1, outcome
     (loser, error), = failed.items()
     winner = "B" if loser == "A" else "A"
@@ -114,8 +133,9 @@ def test_two_runs_into_one_output_one_completes_the_other_fails_with_one_line(sp
     assert "\n" not in said and ("being written by another run" in said if lock else "taken over by another run" in said)
     assert "run 2" in said and "pid" in said, said  # names the other run
     done = json.loads((out / "_COMPLETE").read_text())
-    assert done["config"]["theta"] == {"A": 0.5, "B": 0.99}[winner]
+    assert done["config"]["theta"] == {"A": 0.5, "B": 0.99}[winner] and done["run_id"] in said, (done, said)
     assert len(pq.read_table(out / "quilts")) == outcome[winner]
+    assert not (out / "_quiltdetect" / "tmp").exists() or not any((out / "_quiltdetect" / "tmp").iterdir())
 
 
 def test_a_full_disk_while_the_run_is_published_is_one_line_and_leaves_no_partial_file(

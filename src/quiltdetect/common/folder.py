@@ -72,9 +72,17 @@ class OutputFolder:
         self._put_in_place()
         fs.write_bytes(self.spark, self.path(name), data)
 
-    def _put_in_place(self) -> None:
-        if self.guard is not None:
+    def _put_in_place(self, scratch: str | None = None) -> None:
+        """Check the output is still this run's before anything is put in place; when it is
+        not, remove what this run wrote to its scratch directory and raise."""
+        if self.guard is None:
+            return
+        try:
             self.guard()
+        except BaseException:
+            if scratch:
+                fs.delete(self.spark, scratch)
+            raise
 
     def read_table(self, name: str, schema: str | StructType | None = None) -> DataFrame:
         """A Parquet table of the folder (``schema``, a DDL string or a StructType: read with
@@ -98,7 +106,7 @@ class OutputFolder:
         for i, source in enumerate(sources):
             fs.copy_files(self.spark, source, scratch, prefix=f"t{i}-")
         fs.write_bytes(self.spark, fs.join(scratch, "_SUCCESS"), b"")
-        self._put_in_place()
+        self._put_in_place(scratch)
         fs.replace(self.spark, scratch, self.path(name))
         return self.read_table(name, schema)
 
@@ -120,7 +128,7 @@ class OutputFolder:
              .option("path", scratch).mode("overwrite").saveAsTable(table))
         finally:
             self.spark.sql(f"DROP TABLE IF EXISTS {table}")
-        self._put_in_place()
+        self._put_in_place(scratch)
         fs.replace(self.spark, scratch, self.path(name))
         return self.read_table(name, ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in frame.schema.fields))
 
@@ -129,7 +137,7 @@ class OutputFolder:
         into the scratch directory first, then renamed into place. Returns the table read back."""
         scratch = self._scratch(name)
         frame.write.options(**(options or {})).mode("overwrite").parquet(scratch)
-        self._put_in_place()
+        self._put_in_place(scratch)
         fs.replace(self.spark, scratch, self.path(name))
         # read with the schema just written: inferring it from a footer is a Spark job of its own
         return self.read_table(name, frame.schema)

@@ -113,11 +113,35 @@ def refuse_taken(output: str) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        raise ConfigError(f"--output {output} is being written by another run "
-                          f"({_describe(_read_json(None, fs.join(output, STATE_DIR, OWNER)))}); "
+        raise ConfigError(f"--output {output} is being written by another run ({_describe(_holder(path))}); "
                           "wait for it to end or stop it, or choose another --output") from None
     finally:
         os.close(fd)
+
+
+def _holder(lock_path: str, wait: float = 3.0) -> dict | None:
+    """Who holds a lock file: the holder writes itself into it right after taking the lock and
+    empties it when it lets go. Just after the lock is taken the file may still be empty, or
+    name a process that was killed while it held the lock: wait a moment for the new holder."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with open(lock_path, encoding="utf-8") as stream:
+                holder = json.loads(stream.read() or "null")
+        except (OSError, ValueError):
+            holder = None
+        alive = holder is not None and (holder.get("host") != socket.gethostname() or _alive(holder.get("pid")))
+        if alive or time.monotonic() > deadline:
+            return holder if alive else None
+        time.sleep(0.05)
+
+
+def _alive(pid: object) -> bool:
+    try:
+        os.kill(int(pid), 0)  # type: ignore[arg-type]
+    except (OSError, TypeError, ValueError):
+        return False
+    return True
 
 
 def resolve_previous(spark: SparkSession | None, previous: str, output: str | None) -> str:
@@ -168,6 +192,7 @@ class RunState:
 
     _lock: int | None = field(default=None, repr=False, compare=False)  # the open lock file while claimed
     _owner_written: bool = field(default=False, repr=False, compare=False)
+    _started: str = field(default="", repr=False, compare=False)
 
     @property
     def out(self) -> OutputFolder:
@@ -202,10 +227,16 @@ class RunState:
                 refuse_taken(self.output)  # says who holds it
                 return self.claim()  # ... unless it let go meanwhile
             self._lock = fd
-        fs.write_text(self.spark, self.path(STATE_DIR, OWNER), json.dumps(
-            {"run_id": self.run_id, "job": self.job, "pid": os.getpid(), "host": socket.gethostname(),
-             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2))
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(self._who()).encode("utf-8"), 0)  # who holds it (``_holder``)
+        fs.write_text(self.spark, self.path(STATE_DIR, OWNER), json.dumps(self._who(), indent=2))
         self._owner_written = True
+
+    def _who(self) -> dict:
+        if not self._started:
+            self._started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return {"run_id": self.run_id, "job": self.job, "pid": os.getpid(), "host": socket.gethostname(),
+                "started": self._started}
 
     def check_owner(self) -> None:
         """Raise when another run has taken this output since this one claimed it."""
@@ -217,7 +248,10 @@ class RunState:
     def release(self) -> None:
         """Let go of the output (the lock of a local one)."""
         if self._lock is not None:
-            os.close(self._lock)  # closing the descriptor drops its flock
+            try:
+                os.ftruncate(self._lock, 0)  # nobody holds it now
+            finally:
+                os.close(self._lock)  # closing the descriptor drops its flock
             self._lock = None
 
     def path(self, *parts: str) -> str:
@@ -227,6 +261,13 @@ class RunState:
         """Claim the output (``claim``): clear it with ``overwrite`` (``fs.check_output`` has
         made sure it is a run of this project), else check it holds this job's inputs."""
         self.claim()
+        try:
+            self._prepare(overwrite)
+        except BaseException:
+            self.release()  # a refused run leaves the output to the next
+            raise
+
+    def _prepare(self, overwrite: bool) -> None:
         if overwrite:
             for name in fs.children(self.spark, self.output):
                 if name != STATE_DIR:
