@@ -120,10 +120,11 @@ def test_two_runs_into_one_output_one_completes_the_other_fails_with_one_line(
         while not list(out.glob(OFFSETS[offset])) and first.is_alive() and time.time() < deadline:
             time.sleep(0.02)
         assert first.is_alive() or offset == "after-quilts-table", outcome  # B starts while A runs
+    a_ended_first = not first.is_alive()
     run("B", 0.99)
     first.join()
     failed = {k: v for k, v in outcome.items() if isinstance(v, ConfigError)}
-    if offset == "after-quilts-table" and not failed:  # A had finished before B started: B reran after it
+    if a_ended_first:  # rarely, A ended between its last table and B's start: B simply ran after it
         assert json.loads((out / "_COMPLETE").read_text())["config"]["theta"] == 0.99
         return
     assert len(failed) == 1, outcome
