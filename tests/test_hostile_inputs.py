@@ -89,7 +89,9 @@ OFFSETS = {"at-once": None, "after-ingest": "_quiltdetect/stages/ingest.json",
 
 
 @pytest.mark.parametrize("lock, offset", [
-    (True, "at-once"), (True, "after-ingest"), (True, "after-grams"), (True, "after-quilts-table"),
+    (True, "at-once"), (True, "after-grams"),
+    pytest.param(True, "after-ingest", marks=pytest.mark.extended),
+    pytest.param(True, "after-quilts-table", marks=pytest.mark.extended),
     pytest.param(False, "after-ingest", marks=pytest.mark.extended),
     pytest.param(False, "after-grams", marks=pytest.mark.extended),
     pytest.param(False, "after-quilts-table", marks=pytest.mark.extended),
