@@ -202,3 +202,23 @@ def test_a_message_about_a_file_is_whole_and_a_full_disk_names_its_disk(tmp_path
     assert "spark.local.dir" not in said
     spark_side = failures.describe(RuntimeError("java.io.IOException: No space left on device"), str(out))
     assert "the output's disk is the fuller one" in spark_side, spark_side
+
+
+def test_a_glob_of_previous_runs_may_hold_the_output_but_a_previous_run_is_an_input(tmp_path):
+    """`--previous 'runs/*' --output runs/w3` (docs/quilts.md): the glob picks a finished run
+    other than the output, so the output may lie under it; a previous run named literally is
+    an input like any other."""
+    from quiltdetect.common.paths import input_paths
+    from quiltdetect.quilts.config import QuiltConfig
+
+    warc(tmp_path / "week3" / "a.warc.gz")
+    (tmp_path / "runs" / "w2" / "_quiltdetect").mkdir(parents=True)
+    cfg = QuiltConfig(inputs=[str(tmp_path / "week3")], previous=str(tmp_path / "runs" / "*"),
+                      output=str(tmp_path / "runs" / "w3"))
+    fs.check_output(None, cfg.output, overwrite=False, inputs=input_paths(cfg))
+    cfg.previous = str(tmp_path / "runs")
+    with pytest.raises(ConfigError, match="lies inside the input"):
+        fs.check_output(None, cfg.output, overwrite=False, inputs=input_paths(cfg))
+    cfg.previous, cfg.output = str(tmp_path / "runs" / "w2"), str(tmp_path / "runs")
+    with pytest.raises(ConfigError, match="holds the input"):
+        fs.check_output(None, cfg.output, overwrite=True, inputs=input_paths(cfg))

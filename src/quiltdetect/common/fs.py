@@ -266,7 +266,7 @@ def write_bytes(spark: SparkSession | None, uri: str, data: bytes) -> None:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(partial, path)
-        except BaseException as exc:
+        except Exception as exc:  # (a kill leaves the partial file: readers never take it for the file)
             if os.path.lexists(partial):
                 os.remove(partial)
             if isinstance(exc, OSError) and not exc.filename:

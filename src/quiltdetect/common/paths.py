@@ -13,6 +13,7 @@ absolute here, and nothing below this layer sees a relative one. URIs (``s3a://`
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import re
 from typing import Any
@@ -24,7 +25,7 @@ from quiltdetect.common.errors import ConfigError
 # its name (``t:12:00.jsonl``): without the slash it is a path.
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
 
-PATH_KEY = "path"  # the metadata key of a path field; its value: "input", "output" or "file"
+PATH_KEY = "path"  # the metadata key of a path field; its value: "input", "output" or "run"
 
 
 def is_uri(path: str) -> bool:
@@ -48,7 +49,9 @@ def absolute_if_file(value: str) -> str:
 
 def path_field(kind: str, default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING) -> Any:
     """A config field holding a path (or a list of them) that :func:`resolve_paths` makes absolute.
-    ``kind`` says what it names: ``"input"`` (read), ``"output"`` (a directory the run writes)."""
+    ``kind`` says what it names: ``"input"`` (read), ``"output"`` (a directory the run writes),
+    ``"run"`` (a finished run read as an input, or a glob of runs of which the job takes one
+    other than its output: ``runstate.resolve_previous``)."""
     return dataclasses.field(default=default, default_factory=default_factory, metadata={PATH_KEY: kind})
 
 
@@ -69,13 +72,16 @@ def resolve_paths(config: Any) -> None:
 
 
 def input_paths(config: Any) -> list[str]:
-    """Every path a configuration reads (its ``path_field("input")`` fields: the inputs, an
-    update's previous run, a labeled corpus, stop-chunk files), as given to it."""
+    """Every path a configuration reads (its ``path_field("input")`` fields: the inputs, a
+    labeled corpus, stop-chunk files; and an update's previous run unless it is a glob of runs,
+    which never picks the output), as given to it."""
     found: list[str] = []
     for field in dataclasses.fields(config):
-        if field.metadata.get(PATH_KEY) == "input":
+        kind = field.metadata.get(PATH_KEY)
+        if kind in ("input", "run"):
             value = getattr(config, field.name)
-            found += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str) and v]
+            found += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str) and v
+                      and not (kind == "run" and glob.has_magic(v))]
     return found
 
 

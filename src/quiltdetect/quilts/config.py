@@ -26,7 +26,7 @@ class QuiltConfig(JobConfig):
     collapse_near_duplicates: bool = False  # keep one page per near-duplicate cluster first (Fetterly 2005)
     write_annotated: bool = False  # also write annotated/: the documents with patchfrac, n_sources, is_quilt
     write_filtered: bool = False  # also write filtered/: the documents without the quilts
-    previous: str = path_field("input", "")  # a finished quilt run's --output: add --input to it (an update, docs/quilts.md)
+    previous: str = path_field("run", "")  # a finished quilt run's --output: add --input to it (an update, docs/quilts.md)
 
     def validate(self, *, need_io: bool = True) -> QuiltConfig:
         """Fail with a message naming the option when a value cannot work."""
