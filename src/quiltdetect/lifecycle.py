@@ -35,7 +35,7 @@ from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.paths import input_paths
 from quiltdetect.common.runstate import COMPLETE, RunState, fingerprint
 from quiltdetect.ingest.read import InputFile, quoted, resolve_inputs
-from quiltdetect.ingest.table import document_table, ingestion_key
+from quiltdetect.ingest.table import DEFINITIONS, document_table, ingestion_key
 
 # Settings that never change a result: where it goes, how Spark runs, how much is displayed.
 NOT_SHAPING = frozenset({"output", "overwrite", "spark", "top", "hadoop_reader", "inputs"})
@@ -82,7 +82,7 @@ class JobRun:
         metrics_json = self.metrics.to_json(extra)
         self.out.write_text("metrics.json", metrics_json)
         self.out.write_text("config.yaml", to_yaml(self.cfg))
-        self.state.complete(self.key, dataclasses.asdict(self.cfg), json.loads(metrics_json))
+        self.state.complete(self.key, dataclasses.asdict(self.cfg), json.loads(metrics_json), DEFINITIONS)
 
 
 def start(spark: SparkSession, cfg: JobConfig, job: str, *, extra_key: Any = None,
@@ -99,7 +99,7 @@ def start(spark: SparkSession, cfg: JobConfig, job: str, *, extra_key: Any = Non
     fs.check_output(spark, cfg.output, overwrite=cfg.overwrite, inputs=input_paths(cfg))
     if frame is not None:
         files: list[InputFile] = []
-        inputs_key = fingerprint(["dataframe", frame_key(frame, cfg.columns())])
+        inputs_key = fingerprint(["dataframe", frame_key(frame, cfg.columns()), DEFINITIONS])
     else:
         files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
         inputs_key = ingestion_key(spark, cfg, files)

@@ -321,10 +321,11 @@ class RunState:
     def forget_stage(self, name: str) -> None:
         fs.delete(self.spark, self.path(STATE_DIR, "stages", f"{name}.json"))
 
-    def complete(self, config_key: str, config: dict, metrics: dict) -> None:
-        """Publish the run: write _COMPLETE last, remove temporary files."""
+    def complete(self, config_key: str, config: dict, metrics: dict, definitions: dict | None = None) -> None:
+        """Publish the run: write _COMPLETE last, remove temporary files. ``definitions``: what
+        its documents and words were made under (``ingest.table.DEFINITIONS``)."""
         self.check_owner()
         fs.delete(self.spark, self.path(SCRATCH))
         fs.write_text(self.spark, self.path(COMPLETE), json.dumps(
             {"job": self.job, "config_key": config_key, "inputs_key": self.inputs_key, "run_id": self.run_id,
-             "config": config, "metrics": metrics}, indent=2, default=str))
+             "definitions": definitions or {}, "config": config, "metrics": metrics}, indent=2, default=str))

@@ -40,12 +40,22 @@ from quiltdetect.ingest.read import (
     read_rows,
     resolve_inputs,
 )
+from quiltdetect.kernel.words import WORDS_DEFINITION
 
 SPILL = StorageLevel.MEMORY_AND_DISK
 # docs/ in row groups of 16 MB: every analysis scans it, and a scan splits only at row-group
 # boundaries, so small row groups let the text spread over all cores instead of a few tasks.
 DOCS_WRITE_OPTIONS = {"parquet.block.size": str(16 << 20)}
 REJECT_COLUMNS = ["source", "offset", "doc_id", "url", "skip_reason", "skip_detail"]
+
+
+# What the stored state of a run was made under: how pages become documents, and what a word is
+# (definitions §0). A run stores both (``_COMPLETE``'s ``definitions``); a change of either makes
+# every stage recompute (it is part of the inputs' key) and an update refuse a previous run made
+# under the other (``quilts.increment.open_previous``). "documents-2": charsets detected when a
+# page's bytes do not fit its declaration (issue 61).
+DOCUMENTS_DEFINITION = "documents-2"
+DEFINITIONS = {"documents": DOCUMENTS_DEFINITION, "words": WORDS_DEFINITION}
 
 
 def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -> str:
@@ -57,6 +67,7 @@ def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -
         "max_payload_bytes": cfg.max_payload_bytes,
         "write_rejects": cfg.write_rejects,
         "columns": cfg.columns(),
+        "definitions": DEFINITIONS,
     }
     previous = resolve_previous(spark, getattr(cfg, "previous", ""), cfg.output)
     if previous:

@@ -1,35 +1,50 @@
 """Words and word hashes: definitions §0's tokenisation, in plain Python + mmh3, and batched in numpy.
 
-Words are maximal runs of Unicode letters and digits (``[^\\W_]+``), lower-cased.
-Each distinct word is hashed once per process with seeded 64-bit MurmurHash3
-and memoised, since web text is Zipfian: most tokens are repeats.
+A text is read in one Unicode form (``kernel.unicode.normalise``: format characters removed,
+NFKC, case folded). Its words are the runs of letters, digits and combining marks, except that
+each letter of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar, Tibetan)
+is a word of its own, with the marks that follow it. Each distinct word is hashed once per
+process with seeded 64-bit MurmurHash3 and memoised, since web text is Zipfian.
 
 ``batch_word_hashes`` gives the same hashes for a batch of texts without a Python object
-per word: the lower-cased texts' UTF-8 bytes are classified in numpy (a table of every code
-point's ``[^\\W_]`` membership, built from the regular expression itself), and the words'
-bytes are hashed by the vectorised MurmurHash3 of ``kernel.murmur``.
+per word: the texts' UTF-8 bytes are classified in numpy (a table of every code point's class,
+``kernel.unicode.code_point_classes``), and the words' bytes are hashed by the vectorised
+MurmurHash3 of ``kernel.murmur``. Only the texts holding a character that normalising may
+change (``kernel.unicode.needs_normalising``: a few percent of English pages, most pages of
+scripts with combining marks) are normalised in Python first.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import mmh3
 import numpy as np
 
+from quiltdetect.kernel import unicode
 from quiltdetect.kernel.murmur import PAD, hash64_many
+from quiltdetect.kernel.unicode import (
+    LETTER,
+    LETTERS_PER_WORD,
+    MARK,
+    SEPARATOR,
+    SPACELESS,
+    WORD,
+    normalise,
+)
 
-WORD_RE = re.compile(r"[^\W_]+")
+# What a word is, as stored runs know it: a run made under another definition has other grams
+# (an update refuses it as --previous). "words-2": Unicode words (issue 61); before, [^\W_]+.
+WORDS_DEFINITION = "words-2"
 WORD_SEED = 0x5157_4C54  # "QWLT": fixed so fingerprints are stable across runs and machines
 MEMO_LIMIT = 2_000_000  # distinct words kept in the per-process memo before it is reset
 
 
 def words(text: str | None) -> list[str]:
-    """The words of ``text``: maximal runs of letters/digits, lower-cased."""
+    """The words of ``text`` (definitions §0), in order, in their normalised form."""
     if not text:
         return []
-    return WORD_RE.findall(text.lower())
+    return unicode.token_pattern().findall(normalise(text))
 
 
 class _WordHashMemo(dict):
@@ -63,45 +78,6 @@ def word_hashes(text: str | None) -> np.ndarray:
     return term_hashes(words(text))
 
 
-_CODE_POINT_WORD: dict[int, np.ndarray] = {}
-_CODE_POINT_LOWERS: dict[int, np.ndarray] = {}
-
-
-def _code_point_table(cache: dict[int, np.ndarray], size: int, build: Callable[[int], np.ndarray]) -> np.ndarray:
-    table = cache.get(size)
-    if table is None:
-        table = cache[size] = build(size)
-    return table
-
-
-def _word_table(size: int) -> np.ndarray:
-    table = np.zeros(size, dtype=bool)
-    for m in WORD_RE.finditer("".join(map(chr, range(size)))):
-        table[m.start():m.end()] = True
-    return table
-
-
-def _lowers_table(size: int) -> np.ndarray:
-    chars = [chr(p) for p in range(size)]
-    return np.fromiter((c.lower() != c for c in chars), dtype=bool, count=size)
-
-
-def _code_point_word(size: int) -> np.ndarray:
-    """bool (size,): whether ``WORD_RE`` matches each code point below ``size`` (0x10000, the
-    Basic Multilingual Plane, or 0x110000: all), built once per process from the expression."""
-    return _code_point_table(_CODE_POINT_WORD, size, _word_table)
-
-
-def _code_point_lowers(size: int) -> np.ndarray:
-    """bool (size,): whether ``str.lower`` changes each code point below ``size``, built once
-    per process from ``str.lower`` itself."""
-    return _code_point_table(_CODE_POINT_LOWERS, size, _lowers_table)
-
-
-def _table_size(points: np.ndarray) -> int:
-    return 0x10000 if int(points.max()) < 0x10000 else 0x110000
-
-
 def _non_ascii(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(offset of each non-ASCII character's first byte in valid UTF-8 ``buf``, its width in
     bytes, its code point), decoded in numpy."""
@@ -117,21 +93,51 @@ def _non_ascii(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return leads, width, point
 
 
-def _word_bytes(buf: np.ndarray, non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-    """Whether each byte of valid UTF-8 ``buf`` belongs to a word character (``non_ascii``:
-    ``_non_ascii(buf)``). ASCII by arithmetic: [0-9A-Za-z], in a few passes over the bytes."""
-    folded = buf | np.uint8(0x20)
-    folded -= np.uint8(ord("a"))
-    inword = folded < 26
-    np.subtract(buf, np.uint8(ord("0")), out=folded)
-    inword |= folded < 10
+CONTINUES, LETTER_MARK = 4, 6  # a mark after a Han or Kana character, after a Thai (...) letter
+
+
+def _byte_classes(total: int, ascii_word: np.ndarray,
+                  non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(the class of each of ``total`` bytes of valid normalised UTF-8, whether each non-ASCII
+    character starts a word of its own).
+
+    Classes: SEPARATOR, WORD, SPACELESS, CONTINUES (a mark after a SPACELESS character), LETTER
+    or LETTER_MARK (a mark after a LETTER); every byte of a character has its class. A mark takes
+    the class of the character before it, through any run of marks: it continues a Han, Kana
+    or Thai (...) character's word, and is WORD anywhere else (after a letter, a digit, a
+    separator or another such mark). A SPACELESS character starts a word, and so does every
+    LETTERS_PER_WORD-th LETTER of a run of them (with their marks), counted from its start."""
+    classes = ascii_word.astype(np.uint8)  # WORD == 1 for [0-9a-z]
     leads, width, point = non_ascii
-    if leads.size:
-        word = _code_point_word(_table_size(point))[point]
-        for j in range(4):
-            part = width > j
-            inword[leads[part] + j] = word[part]
-    return inword
+    if not leads.size:
+        return classes, np.zeros(0, dtype=bool)
+    own = unicode.code_point_classes(unicode.table_size(point))[point]
+    after_previous = np.zeros(leads.shape[0], dtype=bool)
+    after_previous[1:] = leads[1:] == leads[:-1] + width[:-1]
+    position = np.arange(leads.shape[0])
+    is_mark = own == MARK
+    if is_mark.any():
+        # the index of the last character before each mark that is not such a mark, carried forward
+        index = np.where(is_mark & after_previous, 0, position)
+        np.maximum.accumulate(index, out=index)
+        base = own[index]
+        own = np.where(is_mark, np.select([base == SPACELESS, base == LETTER], [CONTINUES, LETTER_MARK], WORD),
+                       own).astype(np.uint8)
+    starts = own == SPACELESS
+    is_letter = own == LETTER
+    if is_letter.any():
+        in_run = is_letter | (own == LETTER_MARK)
+        begins = in_run.copy()
+        begins[1:] &= ~(after_previous[1:] & in_run[:-1])
+        letters_before = np.cumsum(is_letter) - is_letter  # letters before each character
+        first = np.where(begins, position, 0)
+        np.maximum.accumulate(first, out=first)
+        nth = letters_before - letters_before[first]  # 0-based rank of a letter in its run
+        starts |= is_letter & (nth % LETTERS_PER_WORD == 0)
+    for j in range(4):
+        part = width > j
+        classes[leads[part] + j] = own[part]
+    return classes, starts
 
 
 def _joined(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -143,58 +149,55 @@ def _joined(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(bytearray(b"\x00".join([*encoded, bytes(PAD)])), dtype=np.uint8), offsets
 
 
-def _word_spans(texts: Sequence[str | None], lowered: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(the lower-cased texts' UTF-8 bytes, each followed by a NUL and the whole padded for the
+def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(the normalised texts' UTF-8 bytes, each followed by a NUL and the whole padded for the
     hash's loads; each word's start and end in them; words per text as int64).
 
-    Lower-casing is ``str.lower``'s, done cheaply: ASCII letters in numpy, and ``str.lower``
-    only for the texts holding a non-ASCII character that it changes (a few percent of web
-    pages), found with a table of every code point built from ``str.lower`` itself. A text
-    without such a character lower-cases to the same string either way (ASCII case mapping is
-    per character), and no character lowers to an upper-case ASCII letter.
+    Normalising is ``kernel.unicode.normalise``'s, done cheaply: ASCII letters are lower-cased
+    in numpy, and ``normalise`` runs only on the texts holding a character it may change
+    (``needs_normalising``), found with a table of every code point.
     """
     encoded = [t.encode() if t else b"" for t in texts]
     buf, offsets = _joined(encoded)
     total = int(offsets[-1])
     non_ascii = _non_ascii(buf[:total])
-    if not lowered and non_ascii[0].size:
+    if non_ascii[0].size:
         leads, _, point = non_ascii
-        changed = leads[_code_point_lowers(_table_size(point))[point]]
+        changed = leads[unicode.needs_normalising(unicode.table_size(point))[point]]
         if changed.size:
-            resized = False
             for i in np.unique(np.searchsorted(offsets, changed, side="right") - 1).tolist():
-                text = texts[i].lower().encode()
-                resized |= len(text) != len(encoded[i])
-                encoded[i] = text
-                if not resized:  # (Cyrillic, Greek, Latin-1 letters keep their width)
-                    buf[offsets[i]:offsets[i] + len(text)] = np.frombuffer(text, dtype=np.uint8)
-            if resized:
-                buf, offsets = _joined(encoded)
-                total = int(offsets[-1])
+                encoded[i] = normalise(texts[i]).encode()  # type: ignore[arg-type]
+            buf, offsets = _joined(encoded)
+            total = int(offsets[-1])
             non_ascii = _non_ascii(buf[:total])
     body = buf[:total]
-    if not lowered:  # A-Z -> a-z; what str.lower did to the texts above leaves none
-        upper = (body - np.uint8(ord("A"))) < 26
-        np.bitwise_or(body, np.uint8(0x20), out=body, where=upper)
-    # Words are the runs of word bytes; the NUL after each text ends its last word. A run starts
-    # where a word byte follows a non-word byte, ends where a non-word byte follows a word byte.
-    inword = np.zeros(total + 1, dtype=bool)
-    inword[1:] = _word_bytes(body, non_ascii)
-    edges = np.flatnonzero(inword[1:] ^ inword[:-1])
-    starts, ends = edges[0::2], edges[1::2]
+    upper = (body - np.uint8(ord("A"))) < 26  # A-Z -> a-z: what normalise did to the others
+    np.bitwise_or(body, np.uint8(0x20), out=body, where=upper)
+    ascii_word = ((body - np.uint8(ord("a"))) < 26) | ((body - np.uint8(ord("0"))) < 10)
+    classes, char_starts = _byte_classes(total, ascii_word, non_ascii)
+    # A word starts at a spaceless letter's first byte, and where a WORD byte follows a byte of
+    # another class; it ends where a byte of no word or the start of another word follows it.
+    # The NUL after each text ends its last word.
+    inword = classes != SEPARATOR
+    starts_here = np.zeros(total + 1, dtype=bool)
+    starts_here[:total] = (classes == WORD)
+    starts_here[1:total] &= classes[:-1] != WORD
+    if non_ascii[0].size:
+        starts_here[non_ascii[0]] |= char_starts
+    starts = np.flatnonzero(starts_here)
+    ends = np.flatnonzero(inword[:-1] & (~inword[1:] | starts_here[1:total])) + 1
     counts = np.diff(np.searchsorted(starts, offsets))
     return buf, starts, ends, counts.astype(np.int64)
 
 
-def batch_word_hashes(texts: Sequence[str | None], lowered: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def batch_word_hashes(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray]:
     """(hashes of every text's words one after the other as uint64, words per text as int64).
 
     Equal to concatenating ``word_hashes(t)`` for every text (tested), at a fraction of the
-    cost: one UTF-8 encoding per text (and ``str.lower`` for the few it changes: ``_word_spans``),
+    cost: one UTF-8 encoding per text (and ``normalise`` for the few it changes: ``_word_spans``),
     the rest numpy over the batch.
-    ``lowered``: the caller has already applied ``str.lower`` to every text.
     """
-    buf, starts, ends, counts = _word_spans(texts, lowered)
+    buf, starts, ends, counts = _word_spans(texts)
     if starts.shape[0] == 0:
         return np.empty(0, dtype=np.uint64), counts
     return hash64_many(buf, starts, ends - starts, WORD_SEED), counts
@@ -205,7 +208,7 @@ def batch_words(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     (int64, n_words + 1), words per text (int64)): ``words(t)`` of every text without a Python
     object per word, ready to be an Arrow large_string array (``pyarrow.LargeStringArray.from_buffers``).
     """
-    buf, starts, ends, counts = _word_spans(texts, False)
+    buf, starts, ends, counts = _word_spans(texts)
     lengths = ends - starts
     offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])

@@ -5,7 +5,7 @@ one line per block). What is left of Henzinger's rules: a URL written in the tex
 slashes and dots into terms, and every IMG URL is one term: the whole URL when the image lives
 on another host, only its file name when it is on the page's own host (so a site's own images
 do not make its pages look alike more than a shared logo on another host would).
-Other text follows definitions §0 (``[^\\W_]+``, lower-cased). Image terms follow the text terms.
+Other text follows definitions §0's words. Image terms follow the text terms.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from quiltdetect.ingest.urls import host_of
-from quiltdetect.kernel.words import WORD_RE, batch_word_hashes, term_hashes
+from quiltdetect.kernel.unicode import normalise
+from quiltdetect.kernel.words import batch_word_hashes, term_hashes, words
 
 # A URL written in running text: scheme://... or www.... up to white space.
 URL_IN_TEXT_RE = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
@@ -26,24 +27,31 @@ URL_TRAILING = ".,;:!?)]}>'\""
 
 
 def url_terms(url: str) -> list[str]:
-    """A URL from the text broken at slashes and dots: ``http://a.b/c.html`` -> http:, a, b, c, html."""
-    return [part for part in URL_SPLIT_RE.split(url.lower().rstrip(URL_TRAILING)) if part]
+    """A URL from the text broken at slashes and dots: ``http://a.b/c.html`` -> http:, a, b, c, html
+    (normalised as words are, definitions §0)."""
+    return [part for part in URL_SPLIT_RE.split(normalise(url).rstrip(URL_TRAILING)) if part]
+
+
+_WRITES_URL_RE = re.compile(r"://|www\.", re.IGNORECASE)
+
+
+def _writes_url(text: str) -> bool:
+    return _WRITES_URL_RE.search(text) is not None
 
 
 def text_terms(text: str | None) -> list[str]:
     """The terms of visible text: URLs broken at slashes and dots, other words per definitions §0."""
     if not text:
         return []
-    lowered = text.lower()
-    if "://" not in lowered and "www." not in lowered:  # fast path: most pages write no URL
-        return WORD_RE.findall(lowered)
+    if not _writes_url(text):  # fast path: most pages write no URL
+        return words(text)
     terms: list[str] = []
     pos = 0
     for match in URL_IN_TEXT_RE.finditer(text):
-        terms += WORD_RE.findall(text[pos : match.start()].lower())
+        terms += words(text[pos : match.start()])
         terms += url_terms(match.group(0))
         pos = match.end()
-    terms += WORD_RE.findall(text[pos:].lower())
+    terms += words(text[pos:])
     return terms
 
 
@@ -78,13 +86,12 @@ def batch_page_term_hashes(texts: Sequence[str | None], urls: Sequence[str | Non
     write no URL, nearly all, are tokenised and hashed at once (``batch_word_hashes``)."""
     if not texts:
         return []
-    lowered = [t.lower() if t else None for t in texts]
-    plain = [None if t is None or "://" in t or "www." in t else t for t in lowered]
-    hashes, counts = batch_word_hashes(plain, lowered=True)
+    plain = [None if t is None or _writes_url(t) else t for t in texts]
+    hashes, counts = batch_word_hashes(plain)
     ends = np.cumsum(counts)
     out = []
-    for j, (low, text_hashes) in enumerate(zip(lowered, np.split(hashes, ends[:-1]), strict=True)):
-        if low is not None and plain[j] is None:  # the text writes a URL
+    for j, text_hashes in enumerate(np.split(hashes, ends[:-1])):
+        if texts[j] is not None and plain[j] is None:  # the text writes a URL
             text_hashes = term_hashes(text_terms(texts[j]))
         extra = image_terms(urls[j], images[j])
         out.append(np.concatenate([text_hashes, term_hashes(extra)]) if extra else text_hashes)

@@ -40,7 +40,7 @@ from quiltdetect.common.folder import OutputFolder, read_bucketed, read_parquet
 from quiltdetect.common.runstate import COMPLETE, STATE_DIR
 from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
 from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
-from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL, read_documents
+from quiltdetect.ingest.table import DEFINITIONS, DOCS_WRITE_OPTIONS, SPILL, read_documents
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.quilts.bucketed import (
     ARRAY_WRITE_OPTIONS,
@@ -90,6 +90,14 @@ def open_previous(spark: SparkSession | None, cfg: QuiltConfig, path: str) -> Pr
     done = json.loads(text)
     if done.get("job") != "quilts":
         raise ConfigError(f"--previous {path} holds a {done.get('job')} run; an update extends a quilt run")
+    made_under = done.get("definitions") or {}
+    if made_under != DEFINITIONS:
+        changed = [k for k in DEFINITIONS if made_under.get(k) != DEFINITIONS[k]]
+        raise ConfigError(
+            f"--previous {path} was made under an older definition of {' and '.join(changed)} "
+            f"({', '.join(f'{k} {made_under.get(k, 1)!s}' for k in changed)}; this version uses "
+            f"{', '.join(DEFINITIONS[k] for k in changed)}: docs/definitions.md §0), so its stored grams do not "
+            "match; run once without --previous to start afresh, then update that run")
     before = done.get("config", {})
     for name in GRAM_STATE:
         if before.get(name) != getattr(cfg, name):

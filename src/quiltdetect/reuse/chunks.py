@@ -2,7 +2,8 @@
 
 Chunking rule: the document table's ``text`` holds one line per HTML block element
 (paragraph, div, li, heading, td, ...), so a *chunk* is one line of ``text`` after minimal
-normalisation (strip, collapse internal whitespace runs to one space); lines that normalise to
+normalisation (one Unicode form with case kept, strip, collapse internal whitespace runs to one
+space); lines that normalise to
 the empty string are not chunks (the extractor already drops empty blocks such as ``<p></p>``).
 The *file* hash is the SHA-1 of the normalised chunks joined by ``"\\n"``: the raw payload is not
 kept in the document table, and hashing the normalised text makes a one-chunk file hash equal
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from quiltdetect.kernel.unicode import compose
+
 __all__ = [
     "DocumentHashes",
     "builtin_stop_chunks",
@@ -36,8 +39,9 @@ _ESCAPE_RE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|[\\
 
 
 def normalise(line: str) -> str:
-    """A chunk's canonical form: stripped, internal whitespace runs collapsed to one space."""
-    return _SPACE_RE.sub(" ", line).strip()
+    """A chunk's canonical form: in one Unicode form (``kernel.unicode.compose``: invisible
+    characters removed, NFKC, case kept), stripped, internal whitespace runs collapsed to one space."""
+    return _SPACE_RE.sub(" ", compose(line)).strip()
 
 
 def chunk_texts(text: str | None) -> list[str]:

@@ -1,8 +1,8 @@
 """Patches of a quilt located in its text: which words come from which source (no Spark).
 
 The run keeps only counts, so the shared grams are recomputed here with the kernel: the
-words of the quilt and of each source are tokenised with their character spans (definitions §0:
-``[^\\W_]+``, lower-cased), hashed into k-gram fingerprints exactly as the job does, and a
+words of the quilt and of each source are tokenised with their character spans (definitions §0),
+hashed into k-gram fingerprints exactly as the job does, and a
 gram of the quilt takes the colour of the first source in pick order that contains it (the
 greedy cover's attribution). A word is coloured by the earliest-picked source among the
 grams that contain it.
@@ -19,33 +19,56 @@ from dataclasses import dataclass
 import numpy as np
 
 from quiltdetect.kernel.grams import gram_fingerprints
-from quiltdetect.kernel.words import WORD_RE, hash_word
+from quiltdetect.kernel.unicode import (
+    joins_previous,
+    normalise,
+    table_size,
+    token_pattern,
+)
+from quiltdetect.kernel.words import hash_word
 
 NONE = -1
 
 
 def word_spans(text: str | None) -> tuple[list[str], np.ndarray]:
     """The words of ``text`` (as ``kernel.words.words``) and their (start, end) character
-    spans in ``text``: int64 array (n_words, 2)."""
+    spans in ``text``: int64 array (n_words, 2).
+
+    Normalising can change a text's length (``ﬁ`` becomes ``fi``, a soft hyphen vanishes, a
+    decomposed ``é`` is composed), so the text is normalised in pieces: each character with the
+    marks, jamo and invisible characters after it, which normalise to the same words as the whole
+    text does (tested); a word's span runs from its first piece's start to its last piece's end.
+    """
     if not text:
         return [], np.empty((0, 2), dtype=np.int64)
-    low = text.lower()
-    if len(low) == len(text):  # every character lowered to one character: offsets agree
-        origin = None
-    else:  # some characters lower to several (e.g. 'İ'): map lowered offsets back
-        origin_list: list[int] = []
-        for i, ch in enumerate(text):
-            origin_list.extend([i] * len(ch.lower()))
-        origin_list.append(len(text))
-        origin = origin_list
+    if text.isascii():
+        pieces, origin = text.lower(), None
+    else:
+        attached = _attached(text)
+        cuts = [i for i in range(len(text)) if not attached[i]] + [len(text)]
+        if cuts[0] != 0:
+            cuts.insert(0, 0)
+        parts, origin_list = [], []
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            part = normalise(text[a:b])
+            parts.append(part)
+            origin_list.extend([(a, b)] * len(part))
+        pieces, origin = "".join(parts), origin_list
     tokens, spans = [], []
-    for match in WORD_RE.finditer(low):
+    for match in token_pattern().finditer(pieces):
         start, end = match.span()
         if origin is not None:
-            start, end = origin[start], origin[end - 1] + 1
+            start, end = origin[start][0], origin[end - 1][1]
         tokens.append(match.group())
         spans.append((start, end))
     return tokens, np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+
+
+def _attached(text: str) -> list[bool]:
+    """Whether each character of ``text`` is normalised together with the one before it
+    (``kernel.unicode.joins_previous``)."""
+    points = np.fromiter(map(ord, text), dtype=np.int64, count=len(text))
+    return joins_previous(table_size(points))[points].tolist()
 
 
 def token_grams(tokens: list[str], k: int) -> np.ndarray:

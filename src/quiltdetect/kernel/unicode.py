@@ -1,0 +1,196 @@
+"""One Unicode form for every text, and the class of every code point (definitions §0).
+
+``normalise`` is what every analysis reads: invisible format characters removed, NFKC, case
+folded. ``code_point_classes`` says, for every code point, what it is to the word rule of
+``kernel.words``: a separator, a letter or digit of a script written with spaces, a letter of a
+script written without them (each is a word of its own), or a combining mark (which belongs to
+the character before it). Both come from Python's ``unicodedata`` (Unicode 14.0 on Python 3.11,
+15.0 on 3.12), built once per process; no Spark here.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+
+import numpy as np
+
+# Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties.txt): characters a renderer
+# draws as nothing. With every Cf (format) character they are removed before words are cut:
+# a soft hyphen or zero-width space inside a word hides nothing.
+_IGNORABLE_RANGES = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+
+# Scripts written without spaces between words. In Han and Kana a character is a morpheme or a
+# syllable: each is a word of its own (SPACELESS). In Thai, Lao, Khmer and Myanmar a character
+# is a letter: a run of them (a phrase between spaces) is cut, from its start, into words of
+# LETTERS_PER_WORD letters, each letter with its marks (LETTERS). Measured on XQuAD's parallel
+# paragraphs (bench/words_scripts.py, docs/definitions.md §0): a Chinese character is 0.62 of an
+# English word, four Thai letters 0.85. Tibetan marks its syllables (the tsheg) and Hangul puts
+# spaces between words: both are read as words are in spaced scripts.
+SPACELESS_RANGES = (
+    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+    (0x3005, 0x3007), (0x3021, 0x3029), (0x3031, 0x3035), (0x3038, 0x303C),  # 々〆〇, Suzhou numerals, kana repeat marks
+    (0x3040, 0x30FF),  # Hiragana, Katakana (with ー, the prolonged sound mark)
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF),  # CJK unified ideographs, extension A
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0x1B000, 0x1B16F),  # Kana supplement, extended-A, small kana extension
+    (0x20000, 0x3FFFF),  # CJK extensions B-H, compatibility supplement
+)
+LETTER_RANGES = (
+    (0x0E00, 0x0E7F),  # Thai
+    (0x0E80, 0x0EFF),  # Lao
+    (0x1000, 0x109F), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F),  # Myanmar, extended-B, -A
+    (0x1780, 0x17FF), (0x19E0, 0x19FF),  # Khmer, Khmer symbols
+)
+LETTERS_PER_WORD = 4
+
+# Hangul jamo: a vowel or final after a syllable composes with it under NFKC.
+_JAMO_RANGES = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xA960, 0xA97F), (0xD7B0, 0xD7FF))
+
+SEPARATOR, WORD, SPACELESS, MARK, LETTER = 0, 1, 2, 3, 5  # values of ``code_point_classes``
+
+
+def _in(ranges: tuple[tuple[int, int], ...], size: int) -> np.ndarray:
+    table = np.zeros(size, dtype=bool)
+    for low, high in ranges:
+        if low < size:
+            table[low:min(high, size - 1) + 1] = True
+    return table
+
+
+def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" if a != b else re.escape(chr(a)) for a, b in ranges)
+
+
+def _runs(table: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """The (first, last) code points of each run of True in ``table``."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], table, [False]]).astype(np.int8)))
+    return tuple((int(a), int(b) - 1) for a, b in zip(edges[0::2], edges[1::2], strict=True))
+
+
+FULL = 0x110000  # every code point
+BMP = 0x10000  # the Basic Multilingual Plane: the tables a text needs when it has no other
+
+
+def table_size(points: np.ndarray) -> int:
+    """The size of the tables that cover ``points`` (code points): BMP or FULL."""
+    return BMP if not points.size or int(points.max()) < BMP else FULL
+
+
+@cache
+def _categories(size: int = FULL) -> np.ndarray:
+    """The general category's first letter of every code point below ``size``, as bytes."""
+    return np.frombuffer("".join(unicodedata.category(chr(p))[0] for p in range(size)).encode("ascii"),
+                         dtype=np.uint8)
+
+
+@cache
+def ignorable(size: int = FULL) -> np.ndarray:
+    """bool (size,): removed before anything else (every Cf, every default ignorable)."""
+    formats = np.fromiter((unicodedata.category(chr(p)) == "Cf" for p in range(size)), dtype=bool, count=size)
+    return formats | _in(_IGNORABLE_RANGES, size)
+
+
+@cache
+def _ignorable_re() -> re.Pattern[str]:
+    return re.compile(f"[{_char_class(_runs(ignorable()))}]+")
+
+
+def normalise(text: str) -> str:
+    """``text`` in the one form every analysis reads: format and default-ignorable characters
+    removed, NFKC (compatibility forms folded: full-width ``Ａ`` is ``A``, ``ﬁ`` is ``fi``,
+    decomposed ``é`` is the composed one), case folded (``ß`` is ``ss``, ``Σ`` is ``σ``).
+    Idempotent: the steps are repeated until nothing changes (twice at most in practice)."""
+    strip = _ignorable_re().sub
+    for _ in range(4):
+        before = text
+        text = strip("", text)
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+        folded = text.casefold()
+        if folded != text:
+            text = folded if unicodedata.is_normalized("NFKC", folded) else unicodedata.normalize("NFKC", folded)
+        if text == before:
+            break
+    return text
+
+
+def compose(text: str) -> str:
+    """``text`` in one Unicode form with its case kept: format and default-ignorable characters
+    removed, then NFKC. What content-reuse chunks are hashed in (definitions §4)."""
+    if text.isascii():
+        return text
+    text = _ignorable_re().sub("", text)
+    return text if unicodedata.is_normalized("NFKC", text) else _ignorable_re().sub(
+        "", unicodedata.normalize("NFKC", text))
+
+
+@cache
+def code_point_classes(size: int = FULL) -> np.ndarray:
+    """uint8 (size,): SEPARATOR, WORD (a letter or digit: Unicode L* and N*), SPACELESS (a
+    letter or digit of Han or Kana), LETTER (one of Thai, Lao, Khmer or Myanmar) or MARK
+    (Unicode M*)."""
+    first = _categories(size)
+    classes = np.zeros(size, dtype=np.uint8)
+    classes[(first == ord("L")) | (first == ord("N"))] = WORD
+    classes[(classes == WORD) & _in(SPACELESS_RANGES, size)] = SPACELESS
+    classes[(classes == WORD) & _in(LETTER_RANGES, size)] = LETTER
+    classes[first == ord("M")] = MARK
+    return classes
+
+
+@cache
+def needs_normalising(size: int = FULL) -> np.ndarray:
+    """bool (size,): whether a text holding this code point may read differently after
+    ``normalise`` than after lower-casing its ASCII letters alone. Every other character is
+    left as it is by ``normalise``, or is a separator that it turns into separators (a no-break
+    space, an ellipsis): a text without any of these has the words of its ASCII-lowered self,
+    which ``kernel.words`` finds without calling ``normalise``."""
+    classes = code_point_classes(size)
+    flagged = ignorable(size) | (classes == MARK) | _in(_JAMO_RANGES, size)
+    word = classes != SEPARATOR
+    full_word = code_point_classes(FULL) != SEPARATOR if size < FULL else word
+    for p in (np.flatnonzero(~flagged[0x80:]) + 0x80).tolist():
+        c = chr(p)
+        if c.casefold() != c:
+            flagged[p] = True
+            continue
+        n = unicodedata.normalize("NFKC", c)
+        if n != c and (word[p] or any(full_word[ord(x)] for x in n)):
+            flagged[p] = True
+    return flagged
+
+
+@cache
+def joins_previous(size: int = FULL) -> np.ndarray:
+    """bool (size,): whether normalising may join this code point to the one before it (a
+    combining mark, a Hangul jamo, an invisible character, or a character whose compatibility
+    form starts with a combining mark, as half-width ``ﾞ``). A text cut before every other
+    character normalises piece by piece to what it normalises to whole."""
+    joins = (code_point_classes(size) == MARK) | ignorable(size) | _in(_JAMO_RANGES, size)
+    for p in (np.flatnonzero(~joins[0x80:]) + 0x80).tolist():
+        n = unicodedata.normalize("NFKC", chr(p))
+        if n and n != chr(p) and (unicodedata.combining(n[0]) or unicodedata.category(n[0]).startswith("M")):
+            joins[p] = True
+    return joins
+
+
+@cache
+def token_pattern() -> re.Pattern[str]:
+    """The word rule as a regular expression over normalised text: a Han or Kana character with
+    the marks after it; up to LETTERS_PER_WORD letters of Thai, Lao, Khmer or Myanmar with their
+    marks (scanning from the start of their run, the runs are cut into such words); or a run
+    of other letters, digits and marks."""
+    classes = code_point_classes()
+    spaceless = _char_class(_runs(classes == SPACELESS))
+    letters = _char_class(_runs(classes == LETTER))
+    marks = _char_class(_runs(classes == MARK))
+    word = _char_class(_runs((classes == WORD) | (classes == MARK)))
+    return re.compile(f"[{spaceless}][{marks}]*|(?:[{letters}][{marks}]*){{1,{LETTERS_PER_WORD}}}|[{word}]+")

@@ -1,0 +1,124 @@
+"""Words for every script (definitions §0, issue 61), without Spark: one Unicode form, marks kept
+with their letters, spaceless scripts cut into words, invisible characters ignored. Properties by
+Hypothesis; the issue's table of sentences as examples."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quiltdetect.kernel.unicode import MARK, code_point_classes, compose, normalise
+from quiltdetect.kernel.words import batch_word_hashes, term_hashes, words
+from quiltdetect.review.highlight import word_spans
+
+# Letters of many scripts, their combining marks, invisible characters, compatibility forms.
+ALPHABET = ("abcXYZ019 .,-'\n"
+            "éèñçÅß" "\u0301\u0308\u0323"  # Latin, combining accents
+            "ΣσςΐΑ" "кириллица" "עִבְרִית" "عَرَبِيّ"  # Greek, Cyrillic, Hebrew and Arabic with points
+            "हिन्दीक्ष" "বাংলা" "தமிழ்"  # Devanagari, Bengali, Tamil (virama, vowel signs)
+            "ภาษาไทยไม่มีช่องว่างคำ" "ລາວ" "ខ្មែរ" "မြန်မာ" "བོད་"  # Thai, Lao, Khmer, Myanmar, Tibetan
+            "中文字日本語のカタカナー々" "한국어\u1100\u1161\u11a8"  # Han, Kana, Hangul and jamo
+            "ＡＢｃ１２　ﬁ½™①ｶﾞ" "\u00ad\u200b\u200c\u200d\u2060\ufeff\u202e\ufe0f"  # compatibility, invisible
+            "😀𝔘𝟘")
+texts = st.text(alphabet=ALPHABET, max_size=80)
+
+
+@given(texts)
+@settings(max_examples=500, deadline=None)
+def test_normalising_is_idempotent_and_case_blind(text):
+    once = normalise(text)
+    assert normalise(once) == once
+    assert normalise(text.upper()) == normalise(text.lower()) or normalise(normalise(text.upper())) == normalise(
+        text.upper())  # (upper-casing is not always reversible: ΐ)
+    assert compose(compose(text)) == compose(text)
+
+
+@given(texts)
+@settings(max_examples=500, deadline=None)
+def test_every_unicode_form_of_a_text_has_the_same_words(text):
+    expected = words(text)
+    for form in ("NFC", "NFD", "NFKC", "NFKD"):
+        assert words(unicodedata.normalize(form, text)) == expected, form
+    assert words(normalise(text)) == expected
+
+
+@given(texts)
+@settings(max_examples=500, deadline=None)
+def test_no_word_starts_with_a_mark_it_took_from_the_letter_before(text):
+    """A grapheme cluster (a letter and its combining marks) is never split: between two words
+    that touch, the second never starts with a combining mark."""
+    normal = normalise(text)
+    classes = code_point_classes()
+    position = 0
+    for word in words(text):
+        at = normal.index(word, position)
+        if at == position and at > 0 and normal[at - 1] != " ":
+            assert classes[ord(word[0])] != MARK, (normal, word)
+        position = at + len(word)
+
+
+@given(st.lists(texts, max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_the_numpy_path_equals_the_definition_on_every_script(batch):
+    hashes, counts = batch_word_hashes(batch)
+    assert counts.tolist() == [len(words(t)) for t in batch]
+    expected = np.concatenate([term_hashes(words(t)) for t in batch]) if batch else np.empty(0, np.uint64)
+    assert np.array_equal(hashes, expected)
+
+
+@given(texts)
+@settings(max_examples=400, deadline=None)
+def test_the_review_tools_spans_hold_the_same_words(text):
+    tokens, spans = word_spans(text)
+    assert tokens == words(text)
+    for token, (start, end) in zip(tokens, spans.tolist(), strict=True):
+        assert token in normalise(text[start:end])
+
+
+@given(texts, st.sampled_from(["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]), st.data())
+@settings(max_examples=300, deadline=None)
+def test_invisible_characters_inside_words_hide_nothing(text, invisible, data):
+    cut = data.draw(st.integers(0, len(text)))
+    assert words(text[:cut] + invisible + text[cut:]) == words(text)
+
+
+def test_the_issues_sentences():
+    """The table of issue 61: before, Hindi fell apart at its vowel signs, Thai at its tone
+    marks, a Chinese or Japanese clause was one word, NFD and full-width forms were other words."""
+    assert words("हिन्दी भारत की राजभाषा है") == ["हिन्दी", "भारत", "की", "राजभाषा", "है"]
+    assert words("ภาษาไทยไม่มีช่องว่างระหว่างคำ") == ["ภาษา", "ไทยไ", "ม่มีช่อ", "งว่าง", "ระหว่", "างคํา"]
+    assert words("我们今天去北京。明天回上海") == list("我们今天去北京明天回上海")
+    assert words("東京都は日本の首都です") == list("東京都は日本の首都です")
+    assert words("コーヒー") == ["コ", "ー", "ヒ", "ー"]
+    nfd = unicodedata.normalize("NFD", "Tiếng Việt")
+    assert words(nfd) == words("Tiếng Việt") == ["tiếng", "việt"]
+    assert words("ＦＵＬＬ　ＷＩＤＴＨ") == words("full width") == ["full", "width"]
+    assert words("co\u00adpy zero\u200bwidth") == ["copy", "zerowidth"]
+    assert words("한국어 텍스트") == ["한국어", "텍스트"]
+    assert words("བོད་ཡིག") == ["བོད", "ཡིག"]  # Tibetan syllables, marked by the tsheg
+    assert words("عَرَبِيّ عربي") == ["عَرَبِيّ", "عربي"]  # vowel points stay in the word (and make another word)
+    assert words("STRASSE Straße straße") == ["strasse"] * 3
+    assert words("ΣΊΣΥΦΟΣ σίσυφος") == ["σίσυφοσ"] * 2
+
+
+def test_one_script_never_shares_a_word_with_another_by_accident():
+    """No empty or one-character token from punctuation, marks or invisible characters: the
+    words of pages in different scripts only meet on what both really write (digits, Latin)."""
+    pages = {
+        "zh": "我们今天去北京。明天回上海，然后去广州！",
+        "ja": "東京都は日本の首都です。コーヒーを飲みます。",
+        "th": "ภาษาไทยไม่มีช่องว่างระหว่างคำ",
+        "hi": "हिन्दी भारत की राजभाषा है।",
+        "ar": "اللُّغَةُ العَرَبِيَّةُ جَمِيلَةٌ.",
+        "ko": "한국어는 아름답다.",
+        "vi": "Tiếng Việt rất đẹp.",
+    }
+    vocab = {lang: set(words(text)) for lang, text in pages.items()}
+    for lang, found in vocab.items():
+        assert "" not in found and all(normalise(w) == w for w in found)
+        for other, theirs in vocab.items():
+            if other != lang and {lang, other} != {"zh", "ja"}:  # (Chinese and Japanese share Han)
+                assert not found & theirs, (lang, other, found & theirs)
