@@ -191,53 +191,113 @@ def _codec_for(label: bytes | str | None) -> str | None:
     return info.name
 
 
-def _sniff_charset(payload: bytes, content_type: str | None) -> tuple[str, int]:
-    """(codec name, bytes of BOM to skip): BOM > Content-Type > <meta> > UTF-8."""
+def _bom(payload: bytes) -> tuple[str, int] | None:
+    """(codec, bytes to skip) of a byte order mark, or None."""
     if payload.startswith(codecs.BOM_UTF8):
         return "utf-8", 3
     if payload.startswith(codecs.BOM_UTF16_LE) or payload.startswith(codecs.BOM_UTF16_BE):
         return "utf-16", 0  # the utf-16 codec consumes its BOM
+    return None
+
+
+def _declared(payload: bytes, content_type: str | None) -> str | None:
+    """The codec a page declares: its ``Content-Type`` header's charset, else a ``<meta
+    charset>`` / ``http-equiv`` in the first 4 KB (an in-band UTF-16 label means UTF-8, as for
+    browsers); a UTF-16/32 declaration on bytes without a single NUL (every ASCII character of
+    such text has one) is wrong, and the page is read as undeclared by its header."""
+    codec = None
     if content_type:
         m = _CT_CHARSET_RE.search(content_type.encode("latin-1", "ignore"))
         codec = _codec_for(m.group(1)) if m else None
-        if codec:
-            return codec, 0
-    m = _META_CHARSET_RE.search(payload[:_SNIFF_BYTES])
-    codec = _codec_for(m.group(1)) if m else None
-    if codec and codec.startswith("utf-16"):  # WHATWG: an in-band utf-16 label means utf-8
-        codec = "utf-8"
-    return codec or "utf-8", 0
+    if codec is None or codec.startswith(("utf-16", "utf-32")) and b"\x00" not in payload[:4096]:
+        m = _META_CHARSET_RE.search(payload[:_SNIFF_BYTES])
+        codec = _codec_for(m.group(1)) if m else None
+        if codec and codec.startswith(("utf-16", "utf-32")):
+            codec = "utf-8"
+    return codec
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A page's text, whether undecodable bytes were replaced (U+FFFD), and, when its bytes did
+    not fit what the page declared, which encoding was taken instead (``None`` otherwise)."""
+
+    text: str
+    lenient: bool
+    chosen: str | None = None
+
+
+def _strict(data: bytes, codec: str) -> str | None:
+    try:
+        return data.decode(codec)
+    except (UnicodeDecodeError, LookupError):
+        return None
+
+
+def _detected(data: bytes) -> str | None:
+    """The encoding a maintained detector (charset-normalizer) finds for bytes that fit no
+    declaration, as a Python codec name."""
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[:_DETECT_BYTES]).best()
+    return _codec_for(best.encoding) if best is not None else None
+
+
+_DETECT_BYTES = 1 << 16  # the detector reads at most the first 64 KB
+
+
+def decode_page(payload: bytes, content_type: str | None = None) -> Decoded:
+    """Decode an HTML payload by the encoding its bytes fit. Never raises.
+
+    A byte order mark decides. Else the declared encoding (``_declared``: the header, else a
+    ``<meta>``, else UTF-8) is taken when the bytes fit it, with two corrections, each noted in
+    ``chosen`` (and counted by the ingest stage):
+
+    * bytes that are valid UTF-8 with a character beyond ASCII are UTF-8, whatever a header or
+      ``<meta>`` says (a legacy single-byte or CJK encoding essentially never yields valid
+      UTF-8 by chance, while pages re-encoded to UTF-8 and still declaring windows-1252 or
+      Shift_JIS are common);
+    * bytes that do not decode in the declared encoding (Shift_JIS or GBK declared as UTF-8,
+      windows-1252 undeclared) are decoded by the encoding a detector (charset-normalizer)
+      finds, when they decode in it without error; else in the declared one, with U+FFFD for
+      what does not fit (``lenient``).
+    """
+    if not payload:
+        return Decoded("", False)
+    if not isinstance(payload, (bytes, bytearray, memoryview)):
+        return Decoded(payload if isinstance(payload, str) else "", False)
+    payload = bytes(payload)
+    try:
+        declared = _declared(payload, content_type)
+        bom = _bom(payload)
+        if bom is not None:
+            codec, skip = bom
+            text = _strict(payload[skip:], codec)
+            if text is None:
+                return Decoded(payload[skip:].decode(codec, errors="replace"), True)
+            other = declared is not None and codecs.lookup(declared).name != codecs.lookup(codec).name
+            return Decoded(text, False, f"{codec} by its BOM, not {codecs.lookup(declared).name}" if other else None)
+        name = codecs.lookup(declared or "utf-8").name
+        if name != "utf-8" and not payload.isascii():
+            text = _strict(payload, "utf-8")
+            if text is not None:
+                return Decoded(text, False, f"utf-8, not {name}")
+        text = _strict(payload, name)
+        if text is not None:
+            return Decoded(text, False)
+        found = _detected(payload)
+        if found and codecs.lookup(found).name != name:
+            text = _strict(payload, found)
+            if text is not None:
+                return Decoded(text, False, f"{codecs.lookup(found).name}, not {name}"
+                               + ("" if declared else " (undeclared)"))
+        return Decoded(payload.decode(name, errors="replace"), True)
+    except Exception:  # a codec or the detector failing in an unexpected way: UTF-8, leniently
+        text = _strict(payload, "utf-8")
+        return Decoded(text, False) if text is not None else Decoded(payload.decode("utf-8", errors="replace"), True)
 
 
 def decode_html(payload: bytes, content_type: str | None = None) -> tuple[str, bool]:
-    """Decode an HTML payload leniently: (text, whether undecodable bytes were replaced).
-
-    Charset from a BOM, else the ``Content-Type`` header, else a ``<meta charset>`` /
-    ``http-equiv`` declaration in the first 4 KB, else UTF-8; unknown or bogus labels
-    fall back to UTF-8. Undecodable bytes become U+FFFD. Never raises.
-    """
-    if not payload:
-        return "", False
-    try:
-        if not isinstance(payload, (bytes, bytearray, memoryview)):
-            return (payload if isinstance(payload, str) else ""), False
-        payload = bytes(payload)
-        codec, skip = _sniff_charset(payload, content_type)
-        if not skip and codecs.lookup(codec).name.startswith(("utf-16", "utf-32")) and b"\x00" not in payload[:4096]:
-            # a UTF-16/32 declaration on bytes without a BOM or a single NUL (every ASCII
-            # character of such text has one): the declaration is wrong; read it as undeclared
-            codec, skip = _sniff_charset(payload, None)
-            if codecs.lookup(codec).name.startswith(("utf-16", "utf-32")):
-                codec = "utf-8"
-        data = payload[skip:] if skip else payload
-        try:
-            return data.decode(codec), False
-        except UnicodeDecodeError:
-            return data.decode(codec, errors="replace"), True
-    except Exception:  # e.g. a codec that fails in an unexpected way: fall back to UTF-8
-        try:
-            return payload.decode("utf-8", errors="strict"), False
-        except UnicodeDecodeError:
-            return payload.decode("utf-8", errors="replace"), True
-        except Exception:
-            return "", True
+    """(text, whether undecodable bytes were replaced) of an HTML payload (``decode_page``)."""
+    decoded = decode_page(payload, content_type)
+    return decoded.text, decoded.lenient

@@ -65,9 +65,13 @@ ROW_SCHEMA = StructType(
         StructField("decode_errors", BooleanType()),
         StructField("skip_reason", StringType()),
         StructField("skip_detail", StringType()),
+        # the encoding a page was decoded with when its bytes did not fit its declaration
+        # (``html.decode_page``): counted by the ingest stage, not kept in docs/
+        StructField("decoded_as", StringType()),
     ]
 )
-DOC_COLUMNS = [f.name for f in ROW_SCHEMA.fields if f.name not in ("skip_reason", "skip_detail")]
+NOT_DOC_COLUMNS = ("skip_reason", "skip_detail", "decoded_as")
+DOC_COLUMNS = [f.name for f in ROW_SCHEMA.fields if f.name not in NOT_DOC_COLUMNS]
 SKIP_DUPLICATE_ID = "duplicate_doc_id"
 SKIP_MISSING_ID = "missing_id"
 SKIP_MISSING_TEXT = "missing_text"
@@ -432,7 +436,7 @@ def document_table_rows(table: DataFrame, keep: tuple[str, ...] = ()) -> DataFra
     Rows without a doc_id or text are skipped and counted like any table row.
     """
     present = set(table.columns)
-    names = [f.name for f in ROW_SCHEMA.fields if f.name not in ("skip_reason", "skip_detail")]
+    names = [f.name for f in ROW_SCHEMA.fields if f.name not in NOT_DOC_COLUMNS]
     cols = {f.name: (F.col(f.name) if f.name in present else F.lit(None)).cast(f.dataType)
             for f in ROW_SCHEMA.fields if f.name in names}
     # A docs/ table from elsewhere may hold invalid UTF-8 in any string column (Parquet does not
@@ -449,7 +453,7 @@ def document_table_rows(table: DataFrame, keep: tuple[str, ...] = ()) -> DataFra
     reason = (F.when(F.col("doc_id").isNull() | (F.col("doc_id") == ""), F.lit(SKIP_MISSING_ID))
               .when(F.col("text").isNull(), F.lit(SKIP_MISSING_TEXT)))
     return rows.select(*DOC_COLUMNS, reason.alias("skip_reason"), F.lit(None).cast("string").alias("skip_detail"),
-                       *keep)
+                       F.lit(None).cast("string").alias("decoded_as"), *keep)
 
 
 def named_columns(table: DataFrame, columns: dict[str, str]) -> DataFrame:

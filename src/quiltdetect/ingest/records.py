@@ -31,7 +31,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.recordloader import ArcWarcRecordLoader
 from warcio.timeutils import timestamp_to_iso_date
 
-from .html import decode_html, extract
+from .html import decode_page, extract
 from .urls import canonical_host, domain_of, host_of
 
 __all__ = [
@@ -64,7 +64,7 @@ DOCUMENT = "document"  # count_reasons' key for documents
 ROW_FIELDS: tuple[str, ...] = (
     "doc_id", "url", "host", "domain", "ip", "text", "title", "headings", "anchors",
     "meta_keywords", "meta_description", "images", "warc_date", "source", "offset",
-    "decode_errors", "skip_reason", "skip_detail",
+    "decode_errors", "skip_reason", "skip_detail", "decoded_as",
 )
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -258,6 +258,7 @@ def _row(source: str, offset: int, **values: Any) -> dict:
         "title": None, "headings": [], "anchors": [], "meta_keywords": None,
         "meta_description": None, "images": [], "warc_date": None, "source": source,
         "offset": offset, "decode_errors": False, "skip_reason": None, "skip_detail": None,
+        "decoded_as": None,
     }
     row.update(values)
     return row
@@ -387,7 +388,8 @@ def _warc_record_row(rec: Any, source: str, offset: int, ident: dict, max_payloa
             source, offset, **ident, skip_reason=SKIP_NOT_HTML,
             skip_detail="no content type; payload does not look like HTML",
         )
-    html, decode_errors = decode_html(payload, ctype)
+    decoded = decode_page(payload, ctype)
+    html, decode_errors = decoded.text, decoded.lenient
     fields = extract(html, ident["url"])
     host = host_of(ident["url"])
     return _row(
@@ -395,7 +397,7 @@ def _warc_record_row(rec: Any, source: str, offset: int, ident: dict, max_payloa
         title=fields.title, headings=list(fields.headings),
         anchors=[{"text": t, "href": h} for t, h in fields.anchors],
         meta_keywords=fields.meta_keywords, meta_description=fields.meta_description,
-        images=list(fields.images), decode_errors=decode_errors,
+        images=list(fields.images), decode_errors=decode_errors, decoded_as=decoded.chosen,
     )
 
 

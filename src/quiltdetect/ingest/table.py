@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -195,13 +195,14 @@ class ReadDocuments:
     (``docs``: one row per doc_id), with what was skipped."""
 
     rows: DataFrame
-    narrow: DataFrame  # (doc_id, skip_reason, decode_errors, bytes) of every record, kept
+    narrow: DataFrame  # (doc_id, skip_reason, decode_errors, decoded_as, bytes) of every record, kept
     docs: DataFrame
     files: int
     skipped: dict[str, int]
     candidates: int  # records that were not skipped, before keeping one per doc_id
     candidate_bytes: int  # their texts' UTF-8 bytes
     lenient: int
+    decoded_as: dict[str, int] = field(default_factory=dict)  # pages decoded otherwise than declared
 
     @property
     def candidate_ids(self) -> DataFrame:
@@ -228,6 +229,8 @@ class ReadDocuments:
         counts["documents"] = n_docs
         counts["skipped"] = dict(sorted(skipped.items()))
         counts["decoded_leniently"] = self.lenient
+        if self.decoded_as:  # pages whose bytes did not fit their declared charset, by what was read
+            counts["charsets_corrected"] = self.decoded_as
 
 
 def read_documents(
@@ -256,13 +259,21 @@ def read_documents(
         rows = cut(rows, TEXT_CACHE)
     # The doc_ids (and what the counts need) kept apart as they are counted: numbering the
     # documents reads them twice more (``keys.doc_id_ranges``), without reading the texts.
-    narrow = keep(rows.select("doc_id", "skip_reason", "decode_errors", F.octet_length("text").alias("bytes")), SPILL)
+    narrow = keep(rows.select("doc_id", "skip_reason", "decode_errors", "decoded_as",
+                              F.octet_length("text").alias("bytes")), SPILL)
     by_reason = (
-        narrow.groupBy("skip_reason")
+        narrow.groupBy("skip_reason", "decoded_as")
         .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"),
              F.sum("bytes").alias("bytes"))
         .collect()
     )
+    skipped: dict[str, int] = {}
+    decoded_as: dict[str, int] = {}
+    for r in by_reason:
+        if r["skip_reason"] is not None:
+            skipped[r["skip_reason"]] = skipped.get(r["skip_reason"], 0) + int(r["n"])
+        elif r["decoded_as"] is not None:
+            decoded_as[r["decoded_as"]] = int(r["n"])
     ranked = keep_one_per_id(rows.where(F.col("skip_reason").isNull()))
     if cfg.write_rejects:
         rejects = rows.where(F.col("skip_reason").isNotNull()).select(*REJECT_COLUMNS).unionByName(
@@ -275,7 +286,8 @@ def read_documents(
         narrow=narrow,
         docs=ranked.where(F.col("dup_rank") == 1).select(*DOC_COLUMNS),
         files=len(files),
-        skipped={r["skip_reason"]: int(r["n"]) for r in by_reason if r["skip_reason"] is not None},
+        skipped=skipped,
+        decoded_as=dict(sorted(decoded_as.items())),
         candidates=sum(int(r["n"]) for r in by_reason if r["skip_reason"] is None),
         candidate_bytes=sum(int(r["bytes"] or 0) for r in by_reason if r["skip_reason"] is None),
         lenient=sum(int(r["lenient"] or 0) for r in by_reason if r["skip_reason"] is None),
