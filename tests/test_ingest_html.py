@@ -122,9 +122,10 @@ def test_decode_latin1_from_header_and_meta():
         b"<p>\x93quoted\x94</p>"
     )
     assert "\u201cquoted\u201d" in decode_html(equiv)[0]
-    # Without any declaration latin-1 bytes are not UTF-8: replaced and flagged.
+    # Without any declaration latin-1 bytes are not UTF-8: the detector reads them (issue 61;
+    # before, they were replaced and flagged).
     text, bad = decode_html("Café".encode("latin-1"))
-    assert bad and text == "Caf\ufffd"
+    assert not bad and text == "Café"
 
 
 def test_decode_header_beats_meta():
@@ -136,8 +137,10 @@ def test_decode_header_beats_meta():
 @pytest.mark.parametrize("ctype", ["text/html; charset=bogus-9", "text/html; charset=base64", "text/html; charset="])
 def test_decode_bogus_charset_falls_back_to_utf8(ctype):
     assert decode_html("naïve".encode(), ctype) == ("naïve", False)
-    text, bad = decode_html(b"na\xefve", ctype)
-    assert bad and text == "na\ufffdve"
+    text, bad = decode_html(b"na\xefve", ctype)  # as undeclared: bytes that are not UTF-8 are detected
+    assert not bad and text == "naïve"
+    text, bad = decode_html("naïve café ".encode() + b"na\xefve", ctype)  # UTF-8 with a broken byte stays UTF-8
+    assert bad and text == "naïve café na\ufffdve"
 
 
 def test_decode_never_raises_on_junk():

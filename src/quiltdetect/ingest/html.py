@@ -234,13 +234,44 @@ def _strict(data: bytes, codec: str) -> str | None:
         return None
 
 
+# Encodings of the web (the WHATWG Encoding Standard's legacy ones), most used first: when the
+# detector finds several that read the bytes equally well (a German page without a declaration
+# reads alike in windows-1250 and windows-1252), the first of these among them is taken.
+_WEB_ENCODINGS = ("cp1252", "cp1251", "gb18030", "cp932", "euc_jp", "cp949", "big5hkscs", "cp1250", "cp1254",
+                  "cp1256", "cp1253", "cp1255", "cp1257", "cp1258", "cp874", "koi8_r", "koi8_u", "iso8859_2")
+
+
 def _detected(data: bytes) -> str | None:
     """The encoding a maintained detector (charset-normalizer) finds for bytes that fit no
-    declaration, as a Python codec name."""
+    declaration, as a Python codec name; among equally good readings, the web's most used."""
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data[:_DETECT_BYTES]).best()
-    return _codec_for(best.encoding) if best is not None else None
+    matches = list(from_bytes(data[:_DETECT_BYTES]))
+    if not matches:
+        return None
+    best = matches[0]
+    tied = {codecs.lookup(m.encoding).name for m in matches
+            if m.chaos == best.chaos and m.coherence == best.coherence}
+    for name in _WEB_ENCODINGS:
+        if codecs.lookup(name).name in tied:
+            return codecs.lookup(name).name
+    return _codec_for(best.encoding)
+
+
+def _mostly_utf8(data: bytes) -> bool:
+    """Whether bytes that are not valid UTF-8 hold more valid UTF-8 characters beyond ASCII
+    than broken sequences: UTF-8 with a few broken bytes, or mostly UTF-8 mixed with another
+    encoding, which another encoding would garble whole. (GBK or EUC-JP bytes form valid UTF-8
+    pairs by chance, but far fewer than broken ones.)"""
+    text = data.decode("utf-8", errors="replace")
+    broken = text.count("\ufffd")
+    return len(text) - len(text.encode("ascii", errors="ignore")) - broken > broken
+
+
+def _enough_to_detect(data: bytes, least: int = 32) -> bool:
+    """Whether the bytes hold enough beyond ASCII for a detector to tell encodings apart; with
+    fewer, windows-1252 (the web's default for a page without a usable declaration) is taken."""
+    return len(data) - len(data.decode("latin-1").encode("ascii", errors="ignore")) >= least
 
 
 _DETECT_BYTES = 1 << 16  # the detector reads at most the first 64 KB
@@ -285,7 +316,9 @@ def decode_page(payload: bytes, content_type: str | None = None) -> Decoded:
         text = _strict(payload, name)
         if text is not None:
             return Decoded(text, False)
-        found = _detected(payload)
+        if name == "utf-8" and _mostly_utf8(payload):
+            return Decoded(payload.decode("utf-8", errors="replace"), True)
+        found = _detected(payload) if _enough_to_detect(payload) else "cp1252"
         if found and codecs.lookup(found).name != name:
             text = _strict(payload, found)
             if text is not None:
