@@ -122,3 +122,25 @@ def test_one_script_never_shares_a_word_with_another_by_accident():
         for other, theirs in vocab.items():
             if other != lang and {lang, other} != {"zh", "ja"}:  # (Chinese and Japanese share Han)
                 assert not found & theirs, (lang, other, found & theirs)
+
+
+def test_a_run_made_under_the_old_words_is_refused_as_previous(tmp_path):
+    """Its stored grams were cut by the old word rule: an update would mix two definitions."""
+    import json
+
+    import pytest
+
+    from quiltdetect.common.config import ConfigError
+    from quiltdetect.ingest.table import DEFINITIONS
+    from quiltdetect.quilts.config import QuiltConfig
+    from quiltdetect.quilts.increment import open_previous
+
+    cfg = QuiltConfig(inputs=[str(tmp_path / "week2")], output=str(tmp_path / "w2"))
+    old = tmp_path / "w1"
+    old.mkdir()
+    (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "inputs_key": "x", "run_id": "r"}))
+    with pytest.raises(ConfigError, match=r"older definition of documents and words .*run once without --previous"):
+        open_previous(None, cfg, str(old))
+    (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "definitions": DEFINITIONS}))
+    with pytest.raises(ConfigError, match="-k is 5 but the previous run"):  # past the definitions, to the settings
+        open_previous(None, cfg, str(old))

@@ -103,22 +103,25 @@ def _ignorable_re() -> re.Pattern[str]:
     return re.compile(f"[{_char_class(_runs(ignorable()))}]+")
 
 
-def normalise(text: str) -> str:
+def normalise(text: str, *, strip: bool | None = None, compose: bool = True) -> str:
     """``text`` in the one form every analysis reads: format and default-ignorable characters
     removed, NFKC (compatibility forms folded: full-width ``Ａ`` is ``A``, ``ﬁ`` is ``fi``,
-    decomposed ``é`` is the composed one), case folded (``ß`` is ``ss``, ``Σ`` is ``σ``).
-    Idempotent: the steps are repeated until nothing changes (twice at most in practice)."""
-    strip = _ignorable_re().sub
-    for _ in range(4):
-        before = text
-        text = strip("", text)
-        if not unicodedata.is_normalized("NFKC", text):
-            text = unicodedata.normalize("NFKC", text)
+    decomposed ``é`` is the composed one), case folded (``ß`` is ``ss``, ``Σ`` is ``σ``), NFKC
+    again where folding undid it. Idempotent (no character normalises or folds into an
+    invisible one, so they are removed once).
+
+    ``strip`` / ``compose``: what the caller knows of the text (``kernel.words`` reads it from
+    tables): ``strip=False``, it holds no invisible character (None: look); ``compose=False``,
+    NFKC leaves its words as they are (``needs_composing`` holds for none of its characters)."""
+    if strip or strip is None and _ignorable_re().search(text):
+        text = _ignorable_re().sub("", text)
+    if compose and not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    for _ in range(3):
         folded = text.casefold()
-        if folded != text:
-            text = folded if unicodedata.is_normalized("NFKC", folded) else unicodedata.normalize("NFKC", folded)
-        if text == before:
+        if folded == text:
             break
+        text = folded if unicodedata.is_normalized("NFKC", folded) else unicodedata.normalize("NFKC", folded)
     return text
 
 
@@ -147,25 +150,43 @@ def code_point_classes(size: int = FULL) -> np.ndarray:
 
 
 @cache
-def needs_normalising(size: int = FULL) -> np.ndarray:
-    """bool (size,): whether a text holding this code point may read differently after
-    ``normalise`` than after lower-casing its ASCII letters alone. Every other character is
-    left as it is by ``normalise``, or is a separator that it turns into separators (a no-break
-    space, an ellipsis): a text without any of these has the words of its ASCII-lowered self,
-    which ``kernel.words`` finds without calling ``normalise``."""
+def needs_composing(size: int = FULL) -> np.ndarray:
+    """bool (size,): whether NFKC may change the words of a text holding this code point: a
+    combining mark or a Hangul jamo (they compose with the character before them), or a
+    character whose compatibility form differs and is, or holds, a letter, digit or mark
+    (``ﬁ``, ``½``, full-width ``Ａ``, ``¨``). A no-break space or an ellipsis (separators that
+    become separators) is not."""
     classes = code_point_classes(size)
-    flagged = ignorable(size) | (classes == MARK) | _in(_JAMO_RANGES, size)
+    flagged = (classes == MARK) | _in(_JAMO_RANGES, size)
     word = classes != SEPARATOR
-    full_word = code_point_classes(FULL) != SEPARATOR if size < FULL else word
     for p in (np.flatnonzero(~flagged[0x80:]) + 0x80).tolist():
         c = chr(p)
-        if c.casefold() != c:
-            flagged[p] = True
-            continue
         n = unicodedata.normalize("NFKC", c)
-        if n != c and (word[p] or any(full_word[ord(x)] for x in n)):
+        if n != c and (word[p] or any(word[ord(x)] if ord(x) < size else True for x in n)):
             flagged[p] = True
     return flagged
+
+
+@cache
+def needs_folding(size: int = FULL) -> np.ndarray:
+    """bool (size,): whether case folding changes this code point (ASCII letters excepted:
+    ``kernel.words`` lower-cases those in numpy)."""
+    return np.fromiter((p >= 0x80 and chr(p).casefold() != chr(p) for p in range(size)), dtype=bool, count=size)
+
+
+def needs_normalising(size: int = FULL) -> np.ndarray:
+    """bool (size,): whether a text holding this code point may read differently after
+    ``normalise`` than after lower-casing its ASCII letters alone: an invisible character,
+    one NFKC may change the words of (``needs_composing``), one case folding changes. Every
+    other character is left as it is by ``normalise``, or is a separator that it turns into
+    separators: a text without any of these has the words of its ASCII-lowered self, which
+    ``kernel.words`` finds without calling ``normalise``."""
+    return _needs_normalising(size)
+
+
+@cache
+def _needs_normalising(size: int) -> np.ndarray:
+    return ignorable(size) | needs_composing(size) | needs_folding(size)
 
 
 @cache

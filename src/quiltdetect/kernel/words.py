@@ -96,22 +96,19 @@ def _non_ascii(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 CONTINUES, LETTER_MARK = 4, 6  # a mark after a Han or Kana character, after a Thai (...) letter
 
 
-def _byte_classes(total: int, ascii_word: np.ndarray,
-                  non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(the class of each of ``total`` bytes of valid normalised UTF-8, whether each non-ASCII
-    character starts a word of its own).
+def _char_classes(non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray],
+                  own: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(each non-ASCII character's class in its text, whether it starts a word of its own,
+    whether it follows another non-ASCII character directly); ``own``: each one's
+    ``code_point_classes``.
 
     Classes: SEPARATOR, WORD, SPACELESS, CONTINUES (a mark after a SPACELESS character), LETTER
-    or LETTER_MARK (a mark after a LETTER); every byte of a character has its class. A mark takes
-    the class of the character before it, through any run of marks: it continues a Han, Kana
-    or Thai (...) character's word, and is WORD anywhere else (after a letter, a digit, a
-    separator or another such mark). A SPACELESS character starts a word, and so does every
-    LETTERS_PER_WORD-th LETTER of a run of them (with their marks), counted from its start."""
-    classes = ascii_word.astype(np.uint8)  # WORD == 1 for [0-9a-z]
-    leads, width, point = non_ascii
-    if not leads.size:
-        return classes, np.zeros(0, dtype=bool)
-    own = unicode.code_point_classes(unicode.table_size(point))[point]
+    or LETTER_MARK (a mark after a LETTER). A mark takes the class of the character before it,
+    through any run of marks: it continues a Han, Kana or Thai (...) character's word, and is
+    WORD anywhere else (after a letter, a digit, a separator or another such mark). A SPACELESS
+    character starts a word, and so does every LETTERS_PER_WORD-th LETTER of a run of them
+    (with their marks), counted from its start."""
+    leads, width, _ = non_ascii
     after_previous = np.zeros(leads.shape[0], dtype=bool)
     after_previous[1:] = leads[1:] == leads[:-1] + width[:-1]
     position = np.arange(leads.shape[0])
@@ -134,10 +131,7 @@ def _byte_classes(total: int, ascii_word: np.ndarray,
         np.maximum.accumulate(first, out=first)
         nth = letters_before - letters_before[first]  # 0-based rank of a letter in its run
         starts |= is_letter & (nth % LETTERS_PER_WORD == 0)
-    for j in range(4):
-        part = width > j
-        classes[leads[part] + j] = own[part]
-    return classes, starts
+    return own, starts, after_previous
 
 
 def _joined(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -163,29 +157,64 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     non_ascii = _non_ascii(buf[:total])
     if non_ascii[0].size:
         leads, _, point = non_ascii
-        changed = leads[unicode.needs_normalising(unicode.table_size(point))[point]]
+        size = unicode.table_size(point)
+        changed = leads[unicode.needs_normalising(size)[point]]
         if changed.size:
+            def texts_holding(table: np.ndarray) -> set[int]:
+                return set((np.searchsorted(offsets, leads[table[point]], side="right") - 1).tolist())
+
+            invisible, composing = texts_holding(unicode.ignorable(size)), texts_holding(unicode.needs_composing(size))
+            resized = False
             for i in np.unique(np.searchsorted(offsets, changed, side="right") - 1).tolist():
-                encoded[i] = normalise(texts[i]).encode()  # type: ignore[arg-type]
-            buf, offsets = _joined(encoded)
-            total = int(offsets[-1])
+                text = normalise(texts[i], strip=i in invisible,  # type: ignore[arg-type]
+                                 compose=i in composing).encode()
+                resized |= len(text) != len(encoded[i])
+                encoded[i] = text
+                if not resized:  # (folding Cyrillic, Greek, Latin-1 capitals keeps their width)
+                    buf[offsets[i]:offsets[i] + len(text)] = np.frombuffer(text, dtype=np.uint8)
+            if resized:
+                buf, offsets = _joined(encoded)
+                total = int(offsets[-1])
             non_ascii = _non_ascii(buf[:total])
     body = buf[:total]
-    upper = (body - np.uint8(ord("A"))) < 26  # A-Z -> a-z: what normalise did to the others
+    scratch = body - np.uint8(ord("A"))
+    upper = scratch < 26  # A-Z -> a-z: what normalise did to the others
     np.bitwise_or(body, np.uint8(0x20), out=body, where=upper)
-    ascii_word = ((body - np.uint8(ord("a"))) < 26) | ((body - np.uint8(ord("0"))) < 10)
-    classes, char_starts = _byte_classes(total, ascii_word, non_ascii)
-    # A word starts at a spaceless letter's first byte, and where a WORD byte follows a byte of
-    # another class; it ends where a byte of no word or the start of another word follows it.
-    # The NUL after each text ends its last word.
-    inword = classes != SEPARATOR
-    starts_here = np.zeros(total + 1, dtype=bool)
-    starts_here[:total] = (classes == WORD)
-    starts_here[1:total] &= classes[:-1] != WORD
-    if non_ascii[0].size:
-        starts_here[non_ascii[0]] |= char_starts
-    starts = np.flatnonzero(starts_here)
-    ends = np.flatnonzero(inword[:-1] & (~inword[1:] | starts_here[1:total])) + 1
+    np.subtract(body, np.uint8(ord("a")), out=scratch)
+    ascii_word = scratch < 26
+    np.subtract(body, np.uint8(ord("0")), out=scratch)
+    ascii_word |= scratch < 10
+    leads, width, point = non_ascii
+    own = unicode.code_point_classes(unicode.table_size(point))[point] if leads.size else leads
+    complex_ = bool(leads.size) and ((own == MARK).any() or not (own < SPACELESS).all())
+    if complex_:
+        own, char_starts, after_previous = _char_classes(non_ascii, own)
+    # The runs of word bytes (every class but SEPARATOR); the NUL after each text ends its last
+    # run. A run starts where a word byte follows another byte, ends where a byte of no word
+    # follows a word byte. In English (and every spaced script) the runs are the words.
+    inword = np.zeros(total + 1, dtype=bool)
+    inword[1:] = ascii_word
+    word = own != SEPARATOR
+    for j in range(4):
+        part = width > j
+        inword[leads[part] + j + 1] = word[part]
+    edges = np.flatnonzero(inword[1:] ^ inword[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    if complex_:
+        # Inside a run, a word also starts at a spaceless letter that starts one (a Han
+        # character, every fourth Thai letter), and at a WORD byte after a byte of a spaceless
+        # script's word; the word before ends there. Only bytes at or after a non-ASCII
+        # character can be such places.
+        split_at_lead = leads[char_starts & inword[leads]]  # (inword[p]: the byte before p is in a run)
+        after = leads + width
+        next_is_word = np.zeros(leads.shape[0], dtype=bool)
+        next_is_word[:-1] = after_previous[1:] & (own[1:] == WORD)
+        next_is_word |= ascii_word[np.minimum(after, total - 1)] & (after < total)
+        split_after = after[(own != WORD) & word & next_is_word]
+        splits = np.union1d(split_at_lead, split_after)
+        if splits.size:  # merged in: both are sorted, and no split is a run's own edge
+            starts = np.insert(starts, np.searchsorted(starts, splits), splits)
+            ends = np.insert(ends, np.searchsorted(ends, splits), splits)
     counts = np.diff(np.searchsorted(starts, offsets))
     return buf, starts, ends, counts.astype(np.int64)
 

@@ -1,0 +1,92 @@
+"""The word kernel's speed, this version beside another, in one process on one core.
+
+Reads the ``text`` column of a Parquet corpus (the 100,000-page harness corpus of
+``bench/corpus.py``, English), cuts it into batches as the job's Arrow batches are (10,000
+rows), and hashes every batch's words with ``batch_word_hashes`` of this checkout and of a
+baseline ``words.py`` (another version's file), in turn, batch by batch (A B A B ...: a drift
+of the machine's speed touches both), several passes. Prints pages/s and words/s of each, the
+ratio of their CPU seconds, and whether both found the same number of words. With
+``--scripts DIR`` (tests/data/scripts) it also prints this version's pages/s per script.
+
+    git show 0733349:src/quiltdetect/kernel/words.py > /tmp/words_before.py
+    PYTHONPATH=src python bench/words_throughput.py /tmp/quiltdetect-bench/c100000-s1.parquet \\
+        --baseline /tmp/words_before.py --scripts tests/data/scripts
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+current = importlib.import_module("quiltdetect.kernel.words")  # (the package exports a function of that name)
+
+BATCH = 10_000
+
+
+def load(path: Path):
+    spec = importlib.util.spec_from_file_location("baseline_words", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def texts_of(corpus: Path) -> list[str | None]:
+    return pq.read_table(corpus, columns=["text"]).column("text").to_pylist()
+
+
+def timed(function, batch) -> tuple[float, int]:
+    started = time.process_time()
+    hashes, _ = function(batch)
+    return time.process_time() - started, int(hashes.shape[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", type=Path, help="a Parquet corpus with a text column")
+    parser.add_argument("--baseline", type=Path, required=True, help="another version's kernel/words.py")
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--scripts", type=Path, default=None, help="tests/data/scripts: pages/s per script")
+    args = parser.parse_args()
+    baseline = load(args.baseline)
+    texts = texts_of(args.corpus)
+    batches = [texts[i:i + BATCH] for i in range(0, len(texts), BATCH)]
+    warm = [*batches[0][:100], "\U0001d518 \u00e9\u0301 \u00c9 \uff21 \u00ad"]  # every table built before timing
+    for name, function in (("this", current.batch_word_hashes), ("baseline", baseline.batch_word_hashes)):
+        started = time.process_time()
+        function(warm)
+        print(f"{name:9} tables built once per process: {time.process_time() - started:.2f} CPU-seconds")
+    cpu = {"this": 0.0, "baseline": 0.0}
+    found = {"this": 0, "baseline": 0}
+    per_pass = []
+    for _ in range(args.passes):
+        this_pass = {"this": 0.0, "baseline": 0.0}
+        for batch in batches:
+            for name, function in (("this", current.batch_word_hashes), ("baseline", baseline.batch_word_hashes)):
+                seconds, n = timed(function, batch)
+                cpu[name] += seconds
+                this_pass[name] += seconds
+                found[name] += n
+        per_pass.append(this_pass["this"] / this_pass["baseline"])
+    pages = len(texts) * args.passes
+    for name in ("this", "baseline"):
+        print(f"{name:9} {pages / cpu[name]:10,.0f} pages per CPU-second  {found[name] / cpu[name]:12,.0f} words per "
+              f"CPU-second  ({found[name] // args.passes:,} words per pass)")
+    print(f"this / baseline CPU: {cpu['this'] / cpu['baseline']:.3f} (passes: "
+          f"{', '.join(f'{r:.3f}' for r in per_pass)})")
+    if args.scripts:
+        for path in sorted(args.scripts.glob("*.txt")):
+            paragraphs = [p for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()]
+            batch = paragraphs * max(1, 20_000 // max(1, len(paragraphs)))
+            seconds, n = timed(current.batch_word_hashes, batch)
+            chars = np.mean([len(p) for p in paragraphs])
+            print(f"{path.stem:3} {len(batch) / seconds:10,.0f} pages per CPU-second "
+                  f"({chars:.0f}-character paragraphs, {n / len(batch):.0f} words each)")
+
+
+if __name__ == "__main__":
+    main()
