@@ -14,6 +14,7 @@ from tiers import examples, extended, parameter_cases
 
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.runstate import resolve_previous
+from quiltdetect.ingest.table import DEFINITIONS
 from quiltdetect.ingest.urls import domain_of, host_of
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.increment import open_previous
@@ -185,7 +186,8 @@ def _finished_run(root: Path, job: str = "quilts", **config) -> Path:
     """A directory that looks like a finished run with a gram state (no Spark needed)."""
     cfg = {"k": 5, "count_occurrences": False, "collapse_near_duplicates": False, **config}
     (root / "_quiltdetect" / "stages").mkdir(parents=True)
-    (root / "_COMPLETE").write_text(json.dumps({"job": job, "config": cfg, "inputs_key": "x", "run_id": "r"}))
+    (root / "_COMPLETE").write_text(json.dumps({"job": job, "config": cfg, "inputs_key": "x", "run_id": "r",
+                                                "definitions": DEFINITIONS}))
     name = f"gram-buckets-k{cfg['k']}"
     (root / "_quiltdetect" / "stages" / f"{name}.json").write_text(json.dumps({"counts": {"gram_buckets": 64}}))
     (root / "_quiltdetect" / "work" / name).mkdir(parents=True)

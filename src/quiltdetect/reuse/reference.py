@@ -11,6 +11,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from quiltdetect.kernel.unicode import compose
+
 
 @dataclass(frozen=True)
 class RefDoc:
@@ -21,7 +23,9 @@ class RefDoc:
 
 
 def _chunks(text: str) -> list[str]:
-    return [" ".join(line.split()) for line in (text or "").split("\n") if line.split()]
+    """Lines in one Unicode form (definitions §0, case kept), white space collapsed; empty ones dropped."""
+    lines = (" ".join(compose(line).split()) for line in (text or "").split("\n"))
+    return [line for line in lines if line]
 
 
 def _h(s: str) -> str:
