@@ -140,7 +140,8 @@ def _joined(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(sizes + 1, out=offsets[1:])
-    return np.frombuffer(bytearray(b"\x00".join([*encoded, bytes(PAD)])), dtype=np.uint8), offsets
+    # (bytearray.join: the bytes copied once, into a buffer numpy may write)
+    return np.frombuffer(bytearray(b"\x00").join([*encoded, bytes(PAD)]), dtype=np.uint8), offsets
 
 
 def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -213,10 +214,23 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
         split_after = after[(own != WORD) & word & next_is_word]
         splits = np.union1d(split_at_lead, split_after)
         if splits.size:  # merged in: both are sorted, and no split is a run's own edge
-            starts = np.insert(starts, np.searchsorted(starts, splits), splits)
-            ends = np.insert(ends, np.searchsorted(ends, splits), splits)
+            starts, ends = _merged(starts, splits), _merged(ends, splits)
     counts = np.diff(np.searchsorted(starts, offsets))
     return buf, starts, ends, counts.astype(np.int64)
+
+
+def _merged(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sorted ``a`` with the few sorted values ``b`` put in place, in one copy (``np.insert``
+    builds a mask as long as ``a``: 25 ms for half a million words)."""
+    at = np.searchsorted(a, b).tolist()
+    if len(at) > 4096:
+        return np.insert(a, at, b)
+    pieces, before = [], 0
+    for i, p in enumerate(at):
+        pieces += [a[before:p], b[i:i + 1]]
+        before = p
+    pieces.append(a[before:])
+    return np.concatenate(pieces)
 
 
 def batch_word_hashes(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray]:
