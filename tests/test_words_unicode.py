@@ -144,3 +144,16 @@ def test_a_run_made_under_the_old_words_is_refused_as_previous(tmp_path):
     (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "definitions": DEFINITIONS}))
     with pytest.raises(ConfigError, match="-k is 5 but the previous run"):  # past the definitions, to the settings
         open_previous(None, cfg, str(old))
+
+
+@given(st.lists(texts, min_size=1, max_size=6), st.integers(0, 3))
+@settings(max_examples=200, deadline=None)
+def test_texts_that_normalising_lengthens_are_counted_in_their_place(batch, where):
+    """``ß``, ``ﬁ``, ``½`` lengthen a text: it is written after the others, in the buffer's
+    slack, and its words are put back in text order (a long ASCII text makes the slack)."""
+    batch = list(batch)
+    batch.insert(min(where, len(batch)), "filler words " * 200)
+    batch.insert(min(where + 1, len(batch)), "Straße ﬁne ½ ΣΑΣ straße")
+    hashes, counts = batch_word_hashes(batch)
+    assert counts.tolist() == [len(words(t)) for t in batch]
+    assert np.array_equal(hashes, np.concatenate([term_hashes(words(t)) for t in batch]))

@@ -121,7 +121,9 @@ def normalise(text: str, *, strip: bool | None = None, compose: bool = True) -> 
         folded = text.casefold()
         if folded == text:
             break
-        text = folded if unicodedata.is_normalized("NFKC", folded) else unicodedata.normalize("NFKC", folded)
+        if unicodedata.is_normalized("NFKC", folded):
+            return folded  # (case folding is idempotent: checked over every code point)
+        text = unicodedata.normalize("NFKC", folded)  # which may bring capitals back (ℌ is H)
     return text
 
 

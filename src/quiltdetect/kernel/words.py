@@ -134,14 +134,18 @@ def _char_classes(non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray],
     return own, starts, after_previous
 
 
-def _joined(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    """(the byte strings one after the other, each followed by a NUL, then ``PAD`` zero bytes,
-    as a writable uint8 array; where each string starts, with the total length last)."""
+def _joined(encoded: list[bytes], slack: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(the byte strings one after the other, each followed by a NUL, then ``slack`` and
+    ``PAD`` zero bytes, as a writable uint8 array; where each string starts, with the total
+    length last)."""
     sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(sizes + 1, out=offsets[1:])
     # (bytearray.join: the bytes copied once, into a buffer numpy may write)
-    return np.frombuffer(bytearray(b"\x00").join([*encoded, bytes(PAD)]), dtype=np.uint8), offsets
+    return np.frombuffer(bytearray(b"\x00").join([*encoded, bytes(PAD + slack)]), dtype=np.uint8), offsets
+
+
+SLACK = 16  # the buffer holds 1/SLACK more bytes, where texts that normalising lengthens are put
 
 
 def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -153,8 +157,9 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     (``needs_normalising``), found with a table of every code point.
     """
     encoded = [t.encode() if t else b"" for t in texts]
-    buf, offsets = _joined(encoded)
-    total = int(offsets[-1])
+    buf, offsets = _joined(encoded, sum(map(len, encoded)) // SLACK)
+    total = used = int(offsets[-1])
+    appended: list[tuple[int, int, int]] = []  # (text, start, end) of texts moved after the others
     non_ascii = _non_ascii(buf[:total])
     if non_ascii[0].size:
         leads, _, point = non_ascii
@@ -165,18 +170,30 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
                 return set((np.searchsorted(offsets, leads[table[point]], side="right") - 1).tolist())
 
             invisible, composing = texts_holding(unicode.ignorable(size)), texts_holding(unicode.needs_composing(size))
-            resized = False
+            overflow = False
             for i in np.unique(np.searchsorted(offsets, changed, side="right") - 1).tolist():
                 text = normalise(texts[i], strip=i in invisible,  # type: ignore[arg-type]
                                  compose=i in composing).encode()
-                resized |= len(text) != len(encoded[i])
+                at, width = int(offsets[i]), len(encoded[i])
                 encoded[i] = text
-                if not resized:  # (folding Cyrillic, Greek, Latin-1 capitals keeps their width)
-                    buf[offsets[i]:offsets[i] + len(text)] = np.frombuffer(text, dtype=np.uint8)
-            if resized:
+                if overflow:
+                    continue
+                if len(text) <= width:  # in its place, spaces after it (folding capitals keeps the width)
+                    buf[at:at + len(text)] = np.frombuffer(text, dtype=np.uint8)
+                    buf[at + len(text):at + width] = 0x20
+                elif used + len(text) + 1 + PAD <= buf.shape[0]:  # longer: after the others
+                    buf[used:used + len(text)] = np.frombuffer(text, dtype=np.uint8)
+                    buf[at:at + width] = 0x20
+                    appended.append((i, used, used + len(text) + 1))
+                    used += len(text) + 1
+                else:
+                    overflow = True
+            if overflow:  # more lengthened text than the slack holds: joined again
                 buf, offsets = _joined(encoded)
-                total = int(offsets[-1])
-            non_ascii = _non_ascii(buf[:total])
+                total = used = int(offsets[-1])
+                appended = []
+            non_ascii = _non_ascii(buf[:used])
+    total, main_end = used, total  # every byte in use; where the texts in their places end
     body = buf[:total]
     scratch = body - np.uint8(ord("A"))
     upper = scratch < 26  # A-Z -> a-z: what normalise did to the others
@@ -215,8 +232,31 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
         splits = np.union1d(split_at_lead, split_after)
         if splits.size:  # merged in: both are sorted, and no split is a run's own edge
             starts, ends = _merged(starts, splits), _merged(ends, splits)
-    counts = np.diff(np.searchsorted(starts, offsets))
+    if appended:  # the words of moved texts put back in text order
+        starts, ends, counts = _in_text_order(starts, ends, offsets, main_end, appended)
+    else:
+        counts = np.diff(np.searchsorted(starts, offsets))
     return buf, starts, ends, counts.astype(np.int64)
+
+
+def _in_text_order(starts: np.ndarray, ends: np.ndarray, offsets: np.ndarray, main_end: int,
+                   appended: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Words in text order when some texts (``appended``: text, start, end, in text order) were
+    moved after the others (their own places hold spaces, so no word)."""
+    main = int(np.searchsorted(starts, main_end))
+    main_starts, main_ends = starts[:main], ends[:main]
+    counts = np.diff(np.searchsorted(main_starts, offsets))
+    pieces_s, pieces_e, before = [], [], 0
+    for i, start, end in appended:
+        low, high = np.searchsorted(starts, [start, end]).tolist()
+        here = int(np.searchsorted(main_starts, offsets[i + 1]))
+        pieces_s += [main_starts[before:here], starts[low:high]]
+        pieces_e += [main_ends[before:here], ends[low:high]]
+        counts[i] += high - low
+        before = here
+    pieces_s.append(main_starts[before:])
+    pieces_e.append(main_ends[before:])
+    return np.concatenate(pieces_s), np.concatenate(pieces_e), counts
 
 
 def _merged(a: np.ndarray, b: np.ndarray) -> np.ndarray:
