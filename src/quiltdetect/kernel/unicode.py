@@ -176,6 +176,21 @@ def needs_folding(size: int = FULL) -> np.ndarray:
     return np.fromiter((p >= 0x80 and chr(p).casefold() != chr(p) for p in range(size)), dtype=bool, count=size)
 
 
+@cache
+def simple_folds(size: int = FULL) -> np.ndarray:
+    """int32 (size,): the code point a character case-folds to when that is one character of
+    the same UTF-8 width and normalising changes nothing else about it (Cyrillic, Greek and
+    Latin capitals, the final sigma: ``kernel.words`` folds those in numpy); -1 otherwise."""
+    folds = np.full(size, -1, dtype=np.int32)
+    plain = ~(ignorable(size) | needs_composing(size))
+    for p in (np.flatnonzero(needs_folding(size) & plain)).tolist():
+        folded = chr(p).casefold()
+        if len(folded) == 1 and len(folded.encode()) == len(chr(p).encode()) and plain[ord(folded)] \
+                and unicodedata.is_normalized("NFKC", folded) and folded.casefold() == folded:
+            folds[p] = ord(folded)
+    return folds
+
+
 def needs_normalising(size: int = FULL) -> np.ndarray:
     """bool (size,): whether a text holding this code point may read differently after
     ``normalise`` than after lower-casing its ASCII letters alone: an invisible character,

@@ -134,6 +134,17 @@ def _char_classes(non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray],
     return own, starts, after_previous
 
 
+def _write_points(buf: np.ndarray, at: np.ndarray, width: np.ndarray, points: np.ndarray) -> None:
+    """Write code points as UTF-8 at ``at``, each ``width`` bytes long (2, 3 or 4: its width)."""
+    points = points.astype(np.int64)
+    lead_bits = np.select([width == 2, width == 3], [0xC0, 0xE0], 0xF0)
+    shift = 6 * (width - 1)
+    buf[at] = lead_bits | (points >> shift)
+    for j in (1, 2, 3):
+        part = width > j
+        buf[at[part] + j] = 0x80 | ((points[part] >> (shift[part] - 6 * j)) & 0x3F)
+
+
 def _joined(encoded: list[bytes], slack: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(the byte strings one after the other, each followed by a NUL, then ``slack`` and
     ``PAD`` zero bytes, as a writable uint8 array; where each string starts, with the total
@@ -164,7 +175,15 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     if non_ascii[0].size:
         leads, _, point = non_ascii
         size = unicode.table_size(point)
-        changed = leads[unicode.needs_normalising(size)[point]]
+        flagged = unicode.needs_normalising(size)[point]
+        folds = unicode.simple_folds(size)[point]
+        simple = flagged & (folds >= 0)
+        if simple.any():  # capitals that fold to one character of their width: in numpy, in place
+            _write_points(buf, leads[simple], non_ascii[1][simple], folds[simple])
+            point = point.copy()
+            point[simple] = folds[simple]
+            non_ascii = (leads, non_ascii[1], point)
+        changed = leads[flagged & ~simple]
         if changed.size:
             def texts_holding(table: np.ndarray) -> set[int]:
                 return set((np.searchsorted(offsets, leads[table[point]], side="right") - 1).tolist())
@@ -189,6 +208,9 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
                 else:
                     overflow = True
             if overflow:  # more lengthened text than the slack holds: joined again
+                normalised = set(np.unique(np.searchsorted(offsets, changed, side="right") - 1).tolist())
+                encoded = [encoded[i] if i in normalised else buf[offsets[i]:offsets[i + 1] - 1].tobytes()
+                           for i in range(len(encoded))]  # (with the capitals folded in place)
                 buf, offsets = _joined(encoded)
                 total = used = int(offsets[-1])
                 appended = []
@@ -204,9 +226,20 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     ascii_word |= scratch < 10
     leads, width, point = non_ascii
     own = unicode.code_point_classes(unicode.table_size(point))[point] if leads.size else leads
-    complex_ = bool(leads.size) and ((own == MARK).any() or not (own < SPACELESS).all())
-    if complex_:
-        own, char_starts, after_previous = _char_classes(non_ascii, own)
+    odd = (own == MARK) | (own >= SPACELESS) if leads.size else leads.astype(bool)
+    if odd.any():
+        # Only the texts holding a mark or a letter of a spaceless script need the classes of
+        # _char_classes (a few in a batch of English): their characters are taken apart.
+        bounds = np.concatenate([offsets, [a for _, a, b in appended], [b for _, a, b in appended]])
+        bounds.sort()
+        segment = np.searchsorted(bounds, leads, side="right")
+        holds = np.zeros(bounds.shape[0] + 1, dtype=bool)
+        holds[segment[odd]] = True
+        chosen = holds[segment]
+        picked = (leads[chosen], width[chosen], point[chosen])
+        picked_own, picked_starts, picked_after = _char_classes(picked, own[chosen])
+        own = own.copy()
+        own[chosen] = picked_own
     # The runs of word bytes (every class but SEPARATOR); the NUL after each text ends its last
     # run. A run starts where a word byte follows another byte, ends where a byte of no word
     # follows a word byte. In English (and every spaced script) the runs are the words.
@@ -218,17 +251,18 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
         inword[leads[part] + j + 1] = word[part]
     edges = np.flatnonzero(inword[1:] ^ inword[:-1])
     starts, ends = edges[0::2], edges[1::2]
-    if complex_:
+    if odd.any():
         # Inside a run, a word also starts at a spaceless letter that starts one (a Han
         # character, every fourth Thai letter), and at a WORD byte after a byte of a spaceless
         # script's word; the word before ends there. Only bytes at or after a non-ASCII
-        # character can be such places.
-        split_at_lead = leads[char_starts & inword[leads]]  # (inword[p]: the byte before p is in a run)
-        after = leads + width
-        next_is_word = np.zeros(leads.shape[0], dtype=bool)
-        next_is_word[:-1] = after_previous[1:] & (own[1:] == WORD)
+        # character of those texts can be such places.
+        at, wide = picked[0], picked[1]
+        split_at_lead = at[picked_starts & inword[at]]  # (inword[p]: the byte before p is in a run)
+        after = at + wide
+        next_is_word = np.zeros(at.shape[0], dtype=bool)
+        next_is_word[:-1] = picked_after[1:] & (picked_own[1:] == WORD)
         next_is_word |= ascii_word[np.minimum(after, total - 1)] & (after < total)
-        split_after = after[(own != WORD) & word & next_is_word]
+        split_after = after[(picked_own != WORD) & (picked_own != SEPARATOR) & next_is_word]
         splits = np.union1d(split_at_lead, split_after)
         if splits.size:  # merged in: both are sorted, and no split is a run's own edge
             starts, ends = _merged(starts, splits), _merged(ends, splits)
