@@ -232,10 +232,10 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
         # _char_classes (a few in a batch of English): their characters are taken apart.
         bounds = np.concatenate([offsets, [a for _, a, b in appended], [b for _, a, b in appended]])
         bounds.sort()
-        segment = np.searchsorted(bounds, leads, side="right")
-        holds = np.zeros(bounds.shape[0] + 1, dtype=bool)
-        holds[segment[odd]] = True
-        chosen = holds[segment]
+        segments = np.unique(np.searchsorted(bounds, leads[odd], side="right"))
+        first = np.searchsorted(leads, bounds[segments - 1]).tolist()
+        last = np.searchsorted(leads, bounds[np.minimum(segments, bounds.shape[0] - 1)]).tolist()
+        chosen = np.concatenate([np.arange(a, b) for a, b in zip(first, last, strict=True)])
         picked = (leads[chosen], width[chosen], point[chosen])
         picked_own, picked_starts, picked_after = _char_classes(picked, own[chosen])
         own = own.copy()
