@@ -90,3 +90,28 @@ def test_pages_that_fit_their_declaration_are_not_touched():
         page = payload(warc, url)
         got = decode_page(page)
         assert got.chosen is None and not got.lenient, url
+
+
+@pytest.mark.spark
+def test_an_ingest_counts_the_pages_it_decoded_otherwise_than_declared(spark, tmp_path, capsys):
+    """The corrections reach metrics.json (``charsets_corrected``) and the run's summary; the
+    pages' words are their own encoding's."""
+    import json
+
+    from test_bad_input import gz, http, warc_record
+
+    from quiltdetect.cli import main
+
+    chinese = payload("warcfile.warc.gz", "http://0755krk.com/")
+    japanese = payload("clueweb-quirk.warc.gz", "http://www.uraharajuku.st/")
+    crawl = tmp_path / "crawl.warc.gz"
+    crawl.write_bytes(gz(warc_record(http(chinese, "text/html; charset=utf-8"), rid="1"))
+                      + gz(warc_record(http(japanese, "text/html; charset=utf-8"), rid="2"))
+                      + gz(warc_record(http(japanese), rid="3").replace(b"example.com/3", b"example.org/3")))
+    out = tmp_path / "out"
+    assert main(["ingest", "--input", str(crawl), "--output", str(out)]) == 0
+    stage = json.loads((out / "metrics.json").read_text())["stages"]["ingest"]
+    assert stage["documents"] == 3 and stage["decoded_leniently"] == 0, stage
+    corrected = stage["charsets_corrected"]
+    assert sum(corrected.values()) == 3 and all(k.endswith(", not utf-8") for k in corrected), corrected
+    assert "charsets_corrected" in capsys.readouterr().out
