@@ -145,18 +145,19 @@ def _write_points(buf: np.ndarray, at: np.ndarray, width: np.ndarray, points: np
         buf[at[part] + j] = 0x80 | ((points[part] >> (shift[part] - 6 * j)) & 0x3F)
 
 
-def _joined(encoded: list[bytes], slack: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(the byte strings one after the other, each followed by a NUL, then ``slack`` and
-    ``PAD`` zero bytes, as a writable uint8 array; where each string starts, with the total
-    length last)."""
+def _joined(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """(the byte strings one after the other, each followed by a NUL, then ``PAD`` zero bytes,
+    as a writable uint8 array; where each string starts, with the total length last)."""
     sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(sizes + 1, out=offsets[1:])
     # (bytearray.join: the bytes copied once, into a buffer numpy may write)
-    return np.frombuffer(bytearray(b"\x00").join([*encoded, bytes(PAD + slack)]), dtype=np.uint8), offsets
+    return np.frombuffer(bytearray(b"\x00").join([*encoded, bytes(PAD)]), dtype=np.uint8), offsets
 
 
-SLACK = 16  # the buffer holds 1/SLACK more bytes, where texts that normalising lengthens are put
+def _text_of(offsets: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The index of the text holding each byte offset ``at``."""
+    return np.searchsorted(offsets, at, side="right") - 1
 
 
 def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -164,58 +165,52 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     hash's loads; each word's start and end in them; words per text as int64).
 
     Normalising is ``kernel.unicode.normalise``'s, done cheaply: ASCII letters are lower-cased
-    in numpy, and ``normalise`` runs only on the texts holding a character it may change
+    in numpy, capitals that fold to one character of their width are folded in numpy, and
+    ``normalise`` runs only on the texts holding another character it may change
     (``needs_normalising``), found with a table of every code point.
     """
     encoded = [t.encode() if t else b"" for t in texts]
-    buf, offsets = _joined(encoded, sum(map(len, encoded)) // SLACK)
-    total = used = int(offsets[-1])
-    appended: list[tuple[int, int, int]] = []  # (text, start, end) of texts moved after the others
-    non_ascii = _non_ascii(buf[:total])
+    buf, offsets = _joined(encoded)
+    non_ascii = _non_ascii(buf[:int(offsets[-1])])
     if non_ascii[0].size:
-        leads, _, point = non_ascii
+        leads, width, point = non_ascii
         size = unicode.table_size(point)
         flagged = unicode.needs_normalising(size)[point]
         folds = unicode.simple_folds(size)[point]
-        simple = flagged & (folds >= 0)
-        if simple.any():  # capitals that fold to one character of their width: in numpy, in place
-            _write_points(buf, leads[simple], non_ascii[1][simple], folds[simple])
-            point = point.copy()
-            point[simple] = folds[simple]
-            non_ascii = (leads, non_ascii[1], point)
+        simple = flagged & (folds >= 0)  # capitals that fold to one character of their width
         changed = leads[flagged & ~simple]
         if changed.size:
             def texts_holding(table: np.ndarray) -> set[int]:
-                return set((np.searchsorted(offsets, leads[table[point]], side="right") - 1).tolist())
+                return set(_text_of(offsets, leads[table[point]]).tolist())
 
             invisible, composing = texts_holding(unicode.ignorable(size)), texts_holding(unicode.needs_composing(size))
-            overflow = False
-            for i in np.unique(np.searchsorted(offsets, changed, side="right") - 1).tolist():
+            normalised = np.unique(_text_of(offsets, changed))
+            lengthened = False
+            for i in normalised.tolist():
                 text = normalise(texts[i], strip=i in invisible,  # type: ignore[arg-type]
                                  compose=i in composing).encode()
-                at, width = int(offsets[i]), len(encoded[i])
+                lengthened |= len(text) > len(encoded[i])
                 encoded[i] = text
-                if overflow:
-                    continue
-                if len(text) <= width:  # in its place, spaces after it (folding capitals keeps the width)
-                    buf[at:at + len(text)] = np.frombuffer(text, dtype=np.uint8)
-                    buf[at + len(text):at + width] = 0x20
-                elif used + len(text) + 1 + PAD <= buf.shape[0]:  # longer: after the others
-                    buf[used:used + len(text)] = np.frombuffer(text, dtype=np.uint8)
-                    buf[at:at + width] = 0x20
-                    appended.append((i, used, used + len(text) + 1))
-                    used += len(text) + 1
-                else:
-                    overflow = True
-            if overflow:  # more lengthened text than the slack holds: joined again
-                normalised = set(np.unique(np.searchsorted(offsets, changed, side="right") - 1).tolist())
-                encoded = [encoded[i] if i in normalised else buf[offsets[i]:offsets[i + 1] - 1].tobytes()
-                           for i in range(len(encoded))]  # (with the capitals folded in place)
+            # the folds of the texts normalise did not take, in numpy
+            keep = simple & ~np.isin(_text_of(offsets, leads), normalised)
+            leads, width, folds = leads[keep], width[keep], folds[keep]
+            if lengthened:  # joined again: the other texts move by what the ones before them grew
+                old_offsets = offsets
                 buf, offsets = _joined(encoded)
-                total = used = int(offsets[-1])
-                appended = []
-            non_ascii = _non_ascii(buf[:used])
-    total, main_end = used, total  # every byte in use; where the texts in their places end
+                leads = leads + (offsets - old_offsets)[_text_of(old_offsets, leads)]
+            else:  # each in its place, spaces after it (a separator, as the NUL is)
+                for i in normalised.tolist():
+                    at, text = int(offsets[i]), encoded[i]
+                    buf[at:at + len(text)] = np.frombuffer(text, dtype=np.uint8)
+                    buf[at + len(text):offsets[i + 1] - 1] = 0x20
+            _write_points(buf, leads, width, folds)
+            non_ascii = _non_ascii(buf[:int(offsets[-1])])
+        elif simple.any():  # only such capitals: in place, and they keep their width
+            _write_points(buf, leads[simple], width[simple], folds[simple])
+            point = point.copy()
+            point[simple] = folds[simple]
+            non_ascii = (leads, width, point)
+    total = int(offsets[-1])
     body = buf[:total]
     scratch = body - np.uint8(ord("A"))
     upper = scratch < 26  # A-Z -> a-z: what normalise did to the others
@@ -230,11 +225,9 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     if odd.any():
         # Only the texts holding a mark or a letter of a spaceless script need the classes of
         # _char_classes (a few in a batch of English): their characters are taken apart.
-        bounds = np.concatenate([offsets, [a for _, a, b in appended], [b for _, a, b in appended]])
-        bounds.sort()
-        segments = np.unique(np.searchsorted(bounds, leads[odd], side="right"))
-        first = np.searchsorted(leads, bounds[segments - 1]).tolist()
-        last = np.searchsorted(leads, bounds[np.minimum(segments, bounds.shape[0] - 1)]).tolist()
+        held = np.unique(_text_of(offsets, leads[odd]))
+        first = np.searchsorted(leads, offsets[held]).tolist()
+        last = np.searchsorted(leads, offsets[held + 1]).tolist()
         chosen = np.concatenate([np.arange(a, b) for a, b in zip(first, last, strict=True)])
         picked = (leads[chosen], width[chosen], point[chosen])
         picked_own, picked_starts, picked_after = _char_classes(picked, own[chosen])
@@ -266,31 +259,8 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
         splits = np.union1d(split_at_lead, split_after)
         if splits.size:  # merged in: both are sorted, and no split is a run's own edge
             starts, ends = _merged(starts, splits), _merged(ends, splits)
-    if appended:  # the words of moved texts put back in text order
-        starts, ends, counts = _in_text_order(starts, ends, offsets, main_end, appended)
-    else:
-        counts = np.diff(np.searchsorted(starts, offsets))
+    counts = np.diff(np.searchsorted(starts, offsets))
     return buf, starts, ends, counts.astype(np.int64)
-
-
-def _in_text_order(starts: np.ndarray, ends: np.ndarray, offsets: np.ndarray, main_end: int,
-                   appended: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Words in text order when some texts (``appended``: text, start, end, in text order) were
-    moved after the others (their own places hold spaces, so no word)."""
-    main = int(np.searchsorted(starts, main_end))
-    main_starts, main_ends = starts[:main], ends[:main]
-    counts = np.diff(np.searchsorted(main_starts, offsets))
-    pieces_s, pieces_e, before = [], [], 0
-    for i, start, end in appended:
-        low, high = np.searchsorted(starts, [start, end]).tolist()
-        here = int(np.searchsorted(main_starts, offsets[i + 1]))
-        pieces_s += [main_starts[before:here], starts[low:high]]
-        pieces_e += [main_ends[before:here], ends[low:high]]
-        counts[i] += high - low
-        before = here
-    pieces_s.append(main_starts[before:])
-    pieces_e.append(main_ends[before:])
-    return np.concatenate(pieces_s), np.concatenate(pieces_e), counts
 
 
 def _merged(a: np.ndarray, b: np.ndarray) -> np.ndarray:
