@@ -5,6 +5,7 @@ Hypothesis; the issue's table of sentences as examples."""
 from __future__ import annotations
 
 import unicodedata
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
@@ -16,7 +17,8 @@ from quiltdetect.review.highlight import word_spans
 
 # Letters of many scripts, their combining marks, invisible characters, compatibility forms.
 ALPHABET = ("abcXYZ019 .,-'\n"
-            "éèñçÅß" "\u0301\u0308\u0323"  # Latin, combining accents
+            "éèñçÅßΙᾼ" "\u0301\u0308\u0323\u0316\u0345\u031b"  # Latin, Greek, combining accents
+            "\u093c\u094d\u09be\u09c7\u0654\u064e\u0651\u0e33\u0e48\u0e38"  # nukta, virama, ো's parts, hamza, harakat, ำ
             "ΣσςΐΑ" "кириллица" "עִבְרִית" "عَرَبِيّ"  # Greek, Cyrillic, Hebrew and Arabic with points
             "हिन्दीक्ष" "বাংলা" "தமிழ்"  # Devanagari, Bengali, Tamil (virama, vowel signs)
             "ภาษาไทยไม่มีช่องว่างคำ" "ລາວ" "ខ្មែរ" "မြန်မာ" "བོད་"  # Thai, Lao, Khmer, Myanmar, Tibetan
@@ -24,6 +26,7 @@ ALPHABET = ("abcXYZ019 .,-'\n"
             "ＡＢｃ１２　ﬁ½™①ｶﾞ" "\u00ad\u200b\u200c\u200d\u2060\ufeff\u202e\ufe0f"  # compatibility, invisible
             "😀𝔘𝟘")
 texts = st.text(alphabet=ALPHABET, max_size=80)
+SCRIPTS = Path(__file__).parent / "data" / "scripts"  # real paragraphs, one file per script
 
 
 @given(texts)
@@ -149,11 +152,24 @@ def test_a_run_made_under_the_old_words_is_refused_as_previous(tmp_path):
 @given(st.lists(texts, min_size=1, max_size=6), st.integers(0, 3))
 @settings(max_examples=200, deadline=None)
 def test_texts_that_normalising_lengthens_are_counted_in_their_place(batch, where):
-    """``ß``, ``ﬁ``, ``½`` lengthen a text: it is written after the others, in the buffer's
-    slack, and its words are put back in text order (a long ASCII text makes the slack)."""
+    """``ß``, ``ﬁ``, ``½`` lengthen a text: the batch is joined again, and the capitals folded
+    in numpy in the texts after it (``É``, ``Σ``) move with them."""
     batch = list(batch)
-    batch.insert(min(where, len(batch)), "filler words " * 200)
+    batch.insert(min(where, len(batch)), "Filler WORDS É " * 200)
     batch.insert(min(where + 1, len(batch)), "Straße ﬁne ½ ΣΑΣ straße")
+    batch.append("ÉCOLE Σοφία Ünïcode")
     hashes, counts = batch_word_hashes(batch)
     assert counts.tolist() == [len(words(t)) for t in batch]
+    assert np.array_equal(hashes, np.concatenate([term_hashes(words(t)) for t in batch]))
+
+
+def test_a_batch_of_every_script_equals_the_definition():
+    """Whole paragraphs of real text, many in one batch as the job hashes them: a word at each
+    Chinese or Japanese character puts tens of thousands of words inside runs of word bytes."""
+    paragraphs = [p for path in sorted(SCRIPTS.glob("*.txt"))
+                  for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()]
+    batch = [*paragraphs, "Straße ½ ÉCOLE", *paragraphs, None, ""]
+    hashes, counts = batch_word_hashes(batch)
+    assert counts.tolist() == [len(words(t)) for t in batch]
+    assert int(counts.sum()) > 20_000
     assert np.array_equal(hashes, np.concatenate([term_hashes(words(t)) for t in batch]))

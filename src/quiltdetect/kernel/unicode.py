@@ -152,14 +152,38 @@ def code_point_classes(size: int = FULL) -> np.ndarray:
 
 
 @cache
+def combining_classes(size: int = FULL) -> np.ndarray:
+    """uint8 (size,): every code point's canonical combining class (0 for a starter)."""
+    return np.fromiter((unicodedata.combining(chr(p)) for p in range(size)), dtype=np.uint8, count=size)
+
+
+@cache
+def composes_with_previous(size: int = FULL) -> np.ndarray:
+    """bool (size,): the characters NFC may compose with a character before them (Unicode's
+    NFC_Quick_Check=Maybe: the second of a precomposed character's canonical pair, as U+0301 of
+    ``é`` or U+09BE of ``ো``), found from every code point's decomposition."""
+    seconds = np.zeros(size, dtype=bool)
+    for p in range(0xC0, FULL):
+        parts = unicodedata.decomposition(chr(p)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            first, second = (int(x, 16) for x in parts)
+            if second < size and unicodedata.normalize("NFC", chr(first) + chr(second)) == chr(p):
+                seconds[second] = True
+    return seconds
+
+
+@cache
 def needs_composing(size: int = FULL) -> np.ndarray:
-    """bool (size,): whether NFKC may change the words of a text holding this code point: a
-    combining mark or a Hangul jamo (they compose with the character before them), or a
-    character whose compatibility form differs and is, or holds, a letter, digit or mark
-    (``ﬁ``, ``½``, full-width ``Ａ``, ``¨``). A no-break space or an ellipsis (separators that
-    become separators) is not."""
+    """bool (size,): whether NFKC may change the words of a text holding this code point: one
+    that may compose with the character before it (``composes_with_previous``, a Hangul jamo),
+    or a character whose compatibility form differs and is, or holds, a letter, digit or mark
+    (``ﬁ``, ``½``, full-width ``Ａ``, ``¨``, Thai ``ำ``). A no-break space or an ellipsis
+    (separators that become separators) is not, nor is a mark that stays as it is (a virama, a
+    Thai tone mark): NFKC changes a text of such marks only where two of them are out of
+    canonical order (``out_of_order``). This is Unicode's quick check (UAX #15, 9): a text
+    with none of these characters and its marks in order is in NFKC."""
     classes = code_point_classes(size)
-    flagged = (classes == MARK) | _in(_JAMO_RANGES, size)
+    flagged = composes_with_previous(size) | _in(_JAMO_RANGES, size)
     word = classes != SEPARATOR
     for p in (np.flatnonzero(~flagged[0x80:]) + 0x80).tolist():
         c = chr(p)
@@ -167,6 +191,16 @@ def needs_composing(size: int = FULL) -> np.ndarray:
         if n != c and (word[p] or any(word[ord(x)] if ord(x) < size else True for x in n)):
             flagged[p] = True
     return flagged
+
+
+def out_of_order(points: np.ndarray, follows: np.ndarray) -> np.ndarray:
+    """bool per code point of a text (``follows``: whether each comes right after the one
+    before it): whether it is a mark that canonical ordering would move before the mark before
+    it (its combining class is lower and not 0)."""
+    ccc = combining_classes(table_size(points))[points]
+    moved = np.zeros(points.shape[0], dtype=bool)
+    moved[1:] = follows[1:] & (ccc[1:] > 0) & (ccc[:-1] > ccc[1:])
+    return moved
 
 
 @cache
@@ -182,7 +216,7 @@ def simple_folds(size: int = FULL) -> np.ndarray:
     the same UTF-8 width and normalising changes nothing else about it (Cyrillic, Greek and
     Latin capitals, the final sigma: ``kernel.words`` folds those in numpy); -1 otherwise."""
     folds = np.full(size, -1, dtype=np.int32)
-    plain = ~(ignorable(size) | needs_composing(size))
+    plain = ~(ignorable(size) | needs_composing(size) | (combining_classes(size) > 0))
     for p in (np.flatnonzero(needs_folding(size) & plain)).tolist():
         folded = chr(p).casefold()
         if len(folded) == 1 and len(folded.encode()) == len(chr(p).encode()) and plain[ord(folded)] \
@@ -194,7 +228,8 @@ def simple_folds(size: int = FULL) -> np.ndarray:
 def needs_normalising(size: int = FULL) -> np.ndarray:
     """bool (size,): whether a text holding this code point may read differently after
     ``normalise`` than after lower-casing its ASCII letters alone: an invisible character,
-    one NFKC may change the words of (``needs_composing``), one case folding changes. Every
+    one NFKC may change the words of (``needs_composing``; and marks ``out_of_order``), one
+    case folding changes. Every
     other character is left as it is by ``normalise``, or is a separator that it turns into
     separators: a text without any of these has the words of its ASCII-lowered self, which
     ``kernel.words`` finds without calling ``normalise``."""

@@ -10,8 +10,9 @@ process with seeded 64-bit MurmurHash3 and memoised, since web text is Zipfian.
 per word: the texts' UTF-8 bytes are classified in numpy (a table of every code point's class,
 ``kernel.unicode.code_point_classes``), and the words' bytes are hashed by the vectorised
 MurmurHash3 of ``kernel.murmur``. Only the texts holding a character that normalising may
-change (``kernel.unicode.needs_normalising``: a few percent of English pages, most pages of
-scripts with combining marks) are normalised in Python first.
+change (``kernel.unicode.needs_normalising``, or marks out of canonical order: a few percent
+of English pages, pages of scripts with precomposed letters typed apart or compatibility
+forms, as Thai's ``ำ``) are normalised in Python first.
 """
 
 from __future__ import annotations
@@ -78,18 +79,19 @@ def word_hashes(text: str | None) -> np.ndarray:
     return term_hashes(words(text))
 
 
-def _non_ascii(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(offset of each non-ASCII character's first byte in valid UTF-8 ``buf``, its width in
-    bytes, its code point), decoded in numpy."""
-    leads = np.flatnonzero(buf >= 0xC0)
+def _non_ascii(buf: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offset of each non-ASCII character's first byte in the valid UTF-8 ``buf[:total]``, its
+    width in bytes, its code point), decoded in numpy. ``buf`` holds three bytes more (``PAD``)."""
+    leads = np.flatnonzero(buf[:total] >= 0xC0)
     if not leads.size:
         return leads, leads, leads
-    first = buf[leads].astype(np.int64)
-    width = 2 + (first >= 0xE0) + (first >= 0xF0)
-    point = first & np.where(width == 2, 0x1F, np.where(width == 3, 0x0F, 0x07))
-    for j in (1, 2, 3):
-        more = width > j
-        point = np.where(more, (point << 6) | (buf[np.minimum(leads + j, buf.shape[0] - 1)] & 0x3F), point)
+    first = buf[leads].astype(np.uint32)
+    width = 2 + (first >= 0xE0).view(np.uint8) + (first >= 0xF0).view(np.uint8)
+    # Read as if every character were 4 bytes long, then drop the bytes of the next ones.
+    point = (first & (np.uint32(0x7F) >> width)) << 18
+    for j, shift in ((1, 12), (2, 6), (3, 0)):
+        point |= (buf[leads + j] & np.uint8(0x3F)).astype(np.uint32) << shift
+    point >>= 6 * (4 - width).astype(np.uint32)
     return leads, width, point
 
 
@@ -111,27 +113,31 @@ def _char_classes(non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray],
     leads, width, _ = non_ascii
     after_previous = np.zeros(leads.shape[0], dtype=bool)
     after_previous[1:] = leads[1:] == leads[:-1] + width[:-1]
-    position = np.arange(leads.shape[0])
+    position = np.arange(leads.shape[0], dtype=np.int32)  # (int32: a batch holds < 2**31 characters)
     is_mark = own == MARK
     if is_mark.any():
         # the index of the last character before each mark that is not such a mark, carried forward
-        index = np.where(is_mark & after_previous, 0, position)
+        index = np.where(is_mark & after_previous, np.int32(0), position)
         np.maximum.accumulate(index, out=index)
-        base = own[index]
-        own = np.where(is_mark, np.select([base == SPACELESS, base == LETTER], [CONTINUES, LETTER_MARK], WORD),
-                       own).astype(np.uint8)
+        own = np.where(is_mark, _MARK_AFTER[own[index]], own)
     starts = own == SPACELESS
     is_letter = own == LETTER
     if is_letter.any():
         in_run = is_letter | (own == LETTER_MARK)
         begins = in_run.copy()
         begins[1:] &= ~(after_previous[1:] & in_run[:-1])
-        letters_before = np.cumsum(is_letter) - is_letter  # letters before each character
-        first = np.where(begins, position, 0)
+        letters_before = np.cumsum(is_letter, dtype=np.int32)
+        letters_before -= is_letter  # letters before each character
+        first = np.where(begins, position, np.int32(0))
         np.maximum.accumulate(first, out=first)
         nth = letters_before - letters_before[first]  # 0-based rank of a letter in its run
         starts |= is_letter & (nth % LETTERS_PER_WORD == 0)
     return own, starts, after_previous
+
+
+# The class a mark takes from the character before it (by that character's class).
+_MARK_AFTER = np.full(8, WORD, dtype=np.uint8)
+_MARK_AFTER[SPACELESS], _MARK_AFTER[LETTER] = CONTINUES, LETTER_MARK
 
 
 def _write_points(buf: np.ndarray, at: np.ndarray, width: np.ndarray, points: np.ndarray) -> None:
@@ -155,9 +161,20 @@ def _joined(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(bytearray(b"\x00").join([*encoded, bytes(PAD)]), dtype=np.uint8), offsets
 
 
-def _text_of(offsets: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The index of the text holding each byte offset ``at``."""
-    return np.searchsorted(offsets, at, side="right") - 1
+def _text_of_each(offsets: np.ndarray, leads: np.ndarray) -> np.ndarray:
+    """The index of the text holding each of the sorted byte offsets ``leads``."""
+    per_text = np.diff(np.searchsorted(leads, offsets))
+    return np.repeat(np.arange(per_text.shape[0]), per_text)
+
+
+def _distinct(ordered: np.ndarray) -> np.ndarray:
+    """The distinct values of a sorted array, in one pass (``np.unique`` hashes them: half a
+    second for the three million characters of a batch of Chinese pages)."""
+    if ordered.shape[0] < 2:
+        return ordered
+    first = np.ones(ordered.shape[0], dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return ordered[first]
 
 
 def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -171,20 +188,26 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     """
     encoded = [t.encode() if t else b"" for t in texts]
     buf, offsets = _joined(encoded)
-    non_ascii = _non_ascii(buf[:int(offsets[-1])])
+    non_ascii = _non_ascii(buf, int(offsets[-1]))
     if non_ascii[0].size:
         leads, width, point = non_ascii
         size = unicode.table_size(point)
-        flagged = unicode.needs_normalising(size)[point]
+        follows = np.zeros(leads.shape[0], dtype=bool)  # right after the character before it
+        follows[1:] = leads[1:] == leads[:-1] + width[:-1]
+        reordered = unicode.out_of_order(point, follows)
+        flagged = unicode.needs_normalising(size)[point] | reordered
         folds = unicode.simple_folds(size)[point]
         simple = flagged & (folds >= 0)  # capitals that fold to one character of their width
-        changed = leads[flagged & ~simple]
-        if changed.size:
-            def texts_holding(table: np.ndarray) -> set[int]:
-                return set(_text_of(offsets, leads[table[point]]).tolist())
+        changing = flagged & ~simple
+        if changing.any():
+            owner = _text_of_each(offsets, leads)  # the text of each character
 
-            invisible, composing = texts_holding(unicode.ignorable(size)), texts_holding(unicode.needs_composing(size))
-            normalised = np.unique(_text_of(offsets, changed))
+            def texts_holding(held: np.ndarray) -> set[int]:
+                return set(owner[held].tolist())
+
+            invisible = texts_holding(unicode.ignorable(size)[point])
+            composing = texts_holding(unicode.needs_composing(size)[point] | reordered)
+            normalised = _distinct(owner[changing])
             lengthened = False
             for i in normalised.tolist():
                 text = normalise(texts[i], strip=i in invisible,  # type: ignore[arg-type]
@@ -192,19 +215,21 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
                 lengthened |= len(text) > len(encoded[i])
                 encoded[i] = text
             # the folds of the texts normalise did not take, in numpy
-            keep = simple & ~np.isin(_text_of(offsets, leads), normalised)
-            leads, width, folds = leads[keep], width[keep], folds[keep]
+            taken = np.zeros(offsets.shape[0], dtype=bool)
+            taken[normalised] = True
+            keep = simple & ~taken[owner]
+            leads, width, folds, owner = leads[keep], width[keep], folds[keep], owner[keep]
             if lengthened:  # joined again: the other texts move by what the ones before them grew
                 old_offsets = offsets
                 buf, offsets = _joined(encoded)
-                leads = leads + (offsets - old_offsets)[_text_of(old_offsets, leads)]
+                leads = leads + (offsets - old_offsets)[owner]
             else:  # each in its place, spaces after it (a separator, as the NUL is)
                 for i in normalised.tolist():
                     at, text = int(offsets[i]), encoded[i]
                     buf[at:at + len(text)] = np.frombuffer(text, dtype=np.uint8)
                     buf[at + len(text):offsets[i + 1] - 1] = 0x20
             _write_points(buf, leads, width, folds)
-            non_ascii = _non_ascii(buf[:int(offsets[-1])])
+            non_ascii = _non_ascii(buf, int(offsets[-1]))
         elif simple.any():  # only such capitals: in place, and they keep their width
             _write_points(buf, leads[simple], width[simple], folds[simple])
             point = point.copy()
@@ -225,14 +250,19 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     if odd.any():
         # Only the texts holding a mark or a letter of a spaceless script need the classes of
         # _char_classes (a few in a batch of English): their characters are taken apart.
-        held = np.unique(_text_of(offsets, leads[odd]))
-        first = np.searchsorted(leads, offsets[held]).tolist()
-        last = np.searchsorted(leads, offsets[held + 1]).tolist()
-        chosen = np.concatenate([np.arange(a, b) for a, b in zip(first, last, strict=True)])
-        picked = (leads[chosen], width[chosen], point[chosen])
-        picked_own, picked_starts, picked_after = _char_classes(picked, own[chosen])
-        own = own.copy()
-        own[chosen] = picked_own
+        owner = _text_of_each(offsets, leads)
+        held = np.zeros(offsets.shape[0], dtype=bool)
+        held[owner[odd]] = True
+        chosen = np.flatnonzero(held[owner])
+        if chosen.shape[0] == leads.shape[0]:  # (every text: a batch of Chinese or Thai)
+            picked = non_ascii
+            picked_own, picked_starts, picked_after = _char_classes(picked, own)
+            own = picked_own
+        else:
+            picked = (leads[chosen], width[chosen], point[chosen])
+            picked_own, picked_starts, picked_after = _char_classes(picked, own[chosen])
+            own = own.copy()
+            own[chosen] = picked_own
     # The runs of word bytes (every class but SEPARATOR); the NUL after each text ends its last
     # run. A run starts where a word byte follows another byte, ends where a byte of no word
     # follows a word byte. In English (and every spaced script) the runs are the words.
@@ -256,7 +286,7 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
         next_is_word[:-1] = picked_after[1:] & (picked_own[1:] == WORD)
         next_is_word |= ascii_word[np.minimum(after, total - 1)] & (after < total)
         split_after = after[(picked_own != WORD) & (picked_own != SEPARATOR) & next_is_word]
-        splits = np.union1d(split_at_lead, split_after)
+        splits = _distinct(np.sort(np.concatenate([split_at_lead, split_after]), kind="stable"))
         if splits.size:  # merged in: both are sorted, and no split is a run's own edge
             starts, ends = _merged(starts, splits), _merged(ends, splits)
     counts = np.diff(np.searchsorted(starts, offsets))
@@ -266,9 +296,16 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
 def _merged(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Sorted ``a`` with the few sorted values ``b`` put in place, in one copy (``np.insert``
     builds a mask as long as ``a``: 25 ms for half a million words)."""
-    at = np.searchsorted(a, b).tolist()
-    if len(at) > 4096:
-        return np.insert(a, at, b)
+    at = np.searchsorted(a, b)
+    if at.shape[0] > 4096:  # many (a text of Chinese: a word at each character): by a mask
+        at += np.arange(at.shape[0])
+        merged = np.empty(a.shape[0] + b.shape[0], dtype=a.dtype)
+        others = np.ones(merged.shape[0], dtype=bool)
+        others[at] = False
+        merged[at] = b
+        merged[others] = a
+        return merged
+    at = at.tolist()
     pieces, before = [], 0
     for i, p in enumerate(at):
         pieces += [a[before:p], b[i:i + 1]]
