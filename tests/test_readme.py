@@ -119,6 +119,7 @@ def test_the_first_command_prints_the_demos_quilts_then_the_python_example_runs(
         printed = run_as_written(demo, capsys)
         assert re.search(r"top \d+ quilts", printed) and "<- http" in printed, printed
         assert "judge these quilts in your browser: quiltdetect review --run quiltdetect-demo" in printed
+        assert "languages: pages in every script are read" in printed and "-k 8" in printed
         assert_complete(checkout / "quiltdetect-demo", demo)
 
         # The Python example reads the demo's documents from quiltdetect-demo/docs. Spark reads a

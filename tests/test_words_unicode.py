@@ -8,12 +8,13 @@ import unicodedata
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quiltdetect.kernel.unicode import MARK, code_point_classes, compose, normalise
 from quiltdetect.kernel.words import batch_word_hashes, term_hashes, words
-from quiltdetect.review.highlight import word_spans
+from quiltdetect.review.highlight import NONE, highlight, word_spans
 
 # Letters of many scripts, their combining marks, invisible characters, compatibility forms.
 ALPHABET = ("abcXYZ019 .,-'\n"
@@ -173,3 +174,47 @@ def test_a_batch_of_every_script_equals_the_definition():
     assert counts.tolist() == [len(words(t)) for t in batch]
     assert int(counts.sum()) > 20_000
     assert np.array_equal(hashes, np.concatenate([term_hashes(words(t)) for t in batch]))
+
+
+def _passage(text: str, length: int, spaced: bool) -> str:
+    """``length`` characters from the middle of ``text``, cut at spaces where it has them."""
+    start = len(text) // 3
+    end = start + length
+    if spaced:
+        start, end = text.index(" ", start) + 1, text.index(" ", end)
+    else:  # (not inside a number or a Latin word)
+        while text[start - 1:start + 1].isascii() and text[start - 1:start + 1].isalnum():
+            start += 1
+        while text[end - 1:end + 1].isascii() and text[end - 1:end + 1].isalnum():
+            end += 1
+    return text[start:end]
+
+
+def _inside(part: list[str], whole: list[str]) -> bool:
+    return any(whole[i:i + len(part)] == part for i in range(len(whole) - len(part) + 1))
+
+
+@pytest.mark.parametrize("script, length", [("zh", 40), ("ja", 40), ("hi", 120), ("th", 120)])
+def test_the_review_tool_colours_each_patch_of_a_cjk_or_indic_quilt_by_its_source(script, length):
+    """A quilt of passages of three real pages, joined by characters of no source: every
+    passage is coloured whole by its source, nothing else is, no piece starts inside a
+    character's marks, and each source shows the passage the quilt took from it."""
+    pages = [p for p in (SCRIPTS / f"{script}.txt").read_text(encoding="utf-8").split("\n\n") if p.strip()][:3]
+    passages = [_passage(page, length, script in ("hi", "th")) for page in pages]
+    glue = " ### " if script in ("hi", "th") else "「＃＃＃」"
+    quilt = "序 " + glue.join(passages) + " 跋"
+    lit = highlight(quilt, pages, 5)
+    assert "".join(piece for piece, _ in lit.segments) == quilt
+    coloured = [(piece, colour) for piece, colour in lit.segments if colour != NONE]
+    assert [colour for _, colour in coloured] == [0, 1, 2]
+    for (piece, colour), planted in zip(coloured, passages, strict=True):
+        assert words(piece) == words(planted), (piece, planted)
+        assert _inside(words(piece), words(pages[colour]))
+    classes = code_point_classes()
+    for piece, _ in lit.segments:  # a patch's edges fall between graphemes
+        assert classes[ord(piece[0])] != MARK, piece
+    for rank, match in enumerate(lit.sources):
+        shown = [piece for piece, colour in match.segments if colour == rank]
+        assert words(passages[rank]) in [words(piece) for piece in shown]
+        for piece in shown:  # (a phrase the page repeats is shown wherever it stands)
+            assert _inside(words(piece), words(quilt)), piece

@@ -45,6 +45,10 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
 # The demo looks for sources on other hosts: the cross-site quilts a newcomer should see first,
 # not pages stitched from their own site's templates.
 DEMO_SETTINGS = {"foreign": "host"}
+LANGUAGES = ("languages: pages in every script are read (the sample holds English, Japanese, Chinese "
+             "and Russian); a word is a Chinese or Japanese character, four Thai, Lao, Khmer or Myanmar letters, "
+             "else a run of letters with their marks; -k {k} suits mixed crawls, -k 8 a crawl of "
+             "Chinese or Japanese alone (docs/definitions.md §0)")
 
 
 def add_parser(sub: Any) -> None:
@@ -89,6 +93,7 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
         cfg = merge_settings(QuiltConfig, {"inputs": [str(sample)], "output": args.output, "overwrite": True,
                                            **DEMO_SETTINGS})
         status = run_quilts(cfg.validate(), local=local)
+        print(LANGUAGES.format(k=cfg.k), flush=True)
         print(f"judge these quilts in your browser: quiltdetect review --run {args.output}", flush=True)
         return status
     return run_quilts(quilt_config(args), local=local)
