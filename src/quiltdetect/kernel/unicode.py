@@ -162,12 +162,17 @@ def composes_with_previous(size: int = FULL) -> np.ndarray:
     """bool (size,): the characters NFC may compose with a character before them (Unicode's
     NFC_Quick_Check=Maybe: the second of a precomposed character's canonical pair, as U+0301 of
     ``é`` or U+09BE of ``ো``), found from every code point's decomposition."""
-    seconds = np.zeros(size, dtype=bool)
+    return _seconds_of_pairs()[:size]
+
+
+@cache
+def _seconds_of_pairs() -> np.ndarray:
+    seconds = np.zeros(FULL, dtype=bool)
     for p in range(0xC0, FULL):
         parts = unicodedata.decomposition(chr(p)).split()
         if len(parts) == 2 and not parts[0].startswith("<"):
             first, second = (int(x, 16) for x in parts)
-            if second < size and unicodedata.normalize("NFC", chr(first) + chr(second)) == chr(p):
+            if unicodedata.normalize("NFC", chr(first) + chr(second)) == chr(p):
                 seconds[second] = True
     return seconds
 

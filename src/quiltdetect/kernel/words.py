@@ -184,7 +184,8 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     Normalising is ``kernel.unicode.normalise``'s, done cheaply: ASCII letters are lower-cased
     in numpy, capitals that fold to one character of their width are folded in numpy, and
     ``normalise`` runs only on the texts holding another character it may change
-    (``needs_normalising``), found with a table of every code point.
+    (``needs_normalising``, found with a table of every code point) or marks out of canonical
+    order (``unicode.out_of_order``): Unicode's quick check, in numpy.
     """
     encoded = [t.encode() if t else b"" for t in texts]
     buf, offsets = _joined(encoded)
