@@ -11,9 +11,9 @@ each of these as its own Spark job, and prints each one's wall seconds and what 
   write    the input written as a Parquet table with a doc_key, in row groups as docs/ is
            (no shuffle, no checks); ``map`` and ``merge`` then read it, as the grams stage reads docs/
   map      the text sent to Python, each batch's distinct (gram, doc) pairs found by the kernel
-           and cut into gram buckets (``bucketed._gram_rows``), the pairs counted: no shuffle
+           and cut into gram buckets (``bucketed.gram_rows``), the pairs counted: no shuffle
   merge    the same rows shuffled by gram bucket and each bucket merged and sorted
-           (``bucketed._merge_gram_bucket``), the pairs counted: every gram's document frequency
+           (``bucketed.merge_gram_bucket``), the pairs counted: every gram's document frequency
            found, exactly; no table written
 
 ``--jobs write merge`` is the floor as one run pays it: a session, the document table written
@@ -44,9 +44,9 @@ from quiltdetect.common.session import build_session
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.quilts.bucketed import (
     GRAM_BUCKETS_DDL,
-    _gram_rows,
-    _merge_gram_bucket,
     bucket_count,
+    gram_rows,
+    merge_gram_bucket,
 )
 
 JOBS = ("warm", "scan", "write", "map", "merge")
@@ -99,10 +99,10 @@ def floor_jobs(spark: SparkSession, input_path: str, jobs: list[str], k: int, do
         timed("write", lambda: keyed.write.options(**DOCS_WRITE_OPTIONS).mode("overwrite").parquet(docs_path))
         keyed = spark.read.parquet(docs_path)
     n = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
-    rows = keyed.select("doc_key", "text").mapInArrow(_gram_rows(k, n, False), GRAM_BUCKETS_DDL)
+    rows = keyed.select("doc_key", "text").mapInArrow(gram_rows(k, n, False), GRAM_BUCKETS_DDL)
     # (rows of bucket >= n hold each batch's document statistics, not pairs)
     pairs = timed("map", lambda: rows.where(F.col("bucket") < n).agg(F.sum("n")).collect()[0][0])
-    merged = rows.groupBy("bucket").applyInArrow(_merge_gram_bucket(n, False), GRAM_BUCKETS_DDL)
+    merged = rows.groupBy("bucket").applyInArrow(merge_gram_bucket(n, False), GRAM_BUCKETS_DDL)
     merged_pairs = timed("merge", lambda: merged.where(F.col("bucket") < n).agg(F.sum("n")).collect()[0][0])
     return {"characters": chars, "pairs_mapped": pairs, "pairs_merged": merged_pairs, "buckets": n,
             "seconds": seconds}

@@ -174,3 +174,80 @@ def test_jobs_persist_only_through_the_run_that_releases_it():
                     and node.func.attr in ("persist", "cache", "localCheckpoint", "checkpoint")):
                 bare.append(f"{path.relative_to(PACKAGE)}:{node.lineno} .{node.func.attr}()")
     assert bare == [], "use common.caching.keep / cut instead: " + ", ".join(bare)
+
+
+def calls(path: Path) -> list[ast.Call]:
+    return [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Call)]
+
+
+def test_stages_are_reused_only_through_the_run():
+    """Whether a stage is reused (its marker, key and tables) is decided in one place,
+    ``JobRun.stage``: a job that read or wrote stage markers itself (``state.stage``,
+    ``finish_stage``) would write the reuse logic again, and get it subtly different."""
+    allowed = {PACKAGE / "lifecycle.py", PACKAGE / "common" / "runstate.py"}
+    by_hand = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path in allowed:
+            continue
+        for node in calls(path):
+            func = node.func
+            if isinstance(func, ast.Attribute) and (
+                    func.attr in ("finish_stage", "forget_stage")
+                    or func.attr == "stage" and ast.unparse(func.value).endswith("state")):
+                by_hand.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {ast.unparse(func)}")
+    assert by_hand == [], "reuse a stage through run.stage(name, description, build, key=..., reuse=...): " + \
+        ", ".join(by_hand)
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    """A name that starts with ``_`` belongs to its module: another module (of the package or
+    of bench/) that imports it, or reads it as ``module._name``, depends on what may change
+    without notice. Make it public, with a docstring, or move it."""
+    reached = []
+    files = sorted(PACKAGE.rglob("*.py")) + sorted((PACKAGE.parents[1] / "bench").rglob("*.py"))
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module_names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("quiltdetect"):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        reached.append(f"{path.name}:{node.lineno} from {node.module} import {alias.name}")
+                    module_names.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                module_names.update(a.asname or a.name.split(".")[0] for a in node.names if a.name.startswith("quiltdetect"))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and isinstance(node.value, ast.Name) and node.value.id in module_names):
+                reached.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
+    assert reached == []
+
+
+# Analyses and who may build on whom: an arrow a -> b lets a import b's modules (never its
+# job module: that is the job, not a library). Everything else sits below them (kernel, common,
+# ingest, options, lifecycle) or above them (cli, api). docs/architecture.md draws the same.
+ANALYSES = {"neardup", "quilts", "sweep", "phrases", "reuse", "mwo", "doctable", "review"}
+BUILDS_ON = {"quilts": {"neardup"}, "sweep": {"quilts"}, "phrases": {"neardup", "quilts"}}
+ABOVE = {"quiltdetect.cli", "quiltdetect.api", "quiltdetect"}
+
+
+def test_analyses_build_on_each_other_only_in_the_documented_order_and_never_on_a_job():
+    known = modules()
+    wrong = []
+    for name, path in known.items():
+        if name in ABOVE:
+            continue
+        mine = name.split(".")[1]
+        for target in imports(name, path, known):
+            theirs = target.split(".")[1] if target.count(".") else target
+            if theirs == mine or theirs not in ANALYSES:
+                continue
+            if mine not in ANALYSES:
+                wrong.append(f"{name} (below the analyses) imports {target}")
+            elif theirs not in BUILDS_ON.get(mine, set()):
+                wrong.append(f"{name} imports {target}: {mine} does not build on {theirs}")
+            elif target.endswith(".job"):
+                wrong.append(f"{name} imports the job module {target}")
+    assert wrong == []
+    text = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert "neardup ← quilts ← sweep" in text and "neardup ← phrases" in text

@@ -161,14 +161,14 @@ def test_gram_rows_split_between_grams_give_the_same_doc_buckets():
     batches = [pa.RecordBatch.from_arrays([pa.array(np.arange(i, i + 30), pa.int64()), pa.array(texts[i:i + 30])],
                                           names=["doc_key", "text"]) for i in range(0, 120, 30)]
     n_gram, n_docs = 16, 4
-    rows = pa.Table.from_batches(list(b._gram_rows(2, n_gram, False)(iter(batches))))
+    rows = pa.Table.from_batches(list(b.gram_rows(2, n_gram, False)(iter(batches))))
 
     def by(table: pa.Table, column: str, fn) -> list[pa.Table]:
         return [fn(table.filter(pc.equal(table[column], v))) for v in sorted(set(table[column].to_pylist()))]
 
     results = []
     for row_pairs in (b.ROW_PAIRS, 7):
-        grams = pa.concat_tables(by(rows, "bucket", b._merge_gram_bucket(n_gram, False, row_pairs)))
+        grams = pa.concat_tables(by(rows, "bucket", b.merge_gram_bucket(n_gram, False, row_pairs)))
         parts = pa.Table.from_batches(list(b._doc_parts(n_docs, 3, False, n_gram)(iter(grams.to_batches()))))
         results.append((grams.num_rows, pa.concat_tables(by(parts, "dbucket", b._merge_doc_bucket)).to_pylist()))
     (whole_rows, whole), (split_rows, split) = results
@@ -193,8 +193,8 @@ def test_a_gram_bucket_merge_does_not_depend_on_the_order_its_rows_arrive_in(see
     n_gram = 4
     batches = [pa.RecordBatch.from_arrays([pa.array(np.arange(i, i + 8), pa.int64()), pa.array(texts[i:i + 8])],
                                           names=["doc_key", "text"]) for i in range(0, 64, 8)]
-    rows = pa.Table.from_batches(list(b._gram_rows(2, n_gram, with_counts)(iter(batches))))
-    merge = b._merge_gram_bucket(n_gram, with_counts)
+    rows = pa.Table.from_batches(list(b.gram_rows(2, n_gram, with_counts)(iter(batches))))
+    merge = b.merge_gram_bucket(n_gram, with_counts)
     buckets = sorted(set(rows["bucket"].to_pylist()))
     assert max(buckets) >= n_gram and len(rows.filter(pc.equal(rows["bucket"], max(buckets)))) > 1
     for bucket in buckets:
@@ -225,8 +225,8 @@ def test_a_doc_table_narrowed_to_a_smaller_m_equals_one_built_at_that_m(seed, wi
         values = sorted(set(table[column].to_pylist()))
         return pa.concat_tables([fn(table.filter(pc.equal(table[column], v))) for v in values])
 
-    rows = pa.Table.from_batches(list(b._gram_rows(2, n_gram, with_counts)(iter([batch]))))
-    grams = by(rows, "bucket", b._merge_gram_bucket(n_gram, with_counts))
+    rows = pa.Table.from_batches(list(b.gram_rows(2, n_gram, with_counts)(iter([batch]))))
+    grams = by(rows, "bucket", b.merge_gram_bucket(n_gram, with_counts))
 
     def doc_table(m: int, with_df: bool) -> pa.Table:
         parts = pa.Table.from_batches(list(b._doc_parts(n_docs, m, with_counts, n_gram, with_df=with_df)(

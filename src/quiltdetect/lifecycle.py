@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -41,6 +42,9 @@ from quiltdetect.ingest.table import DEFINITIONS, document_table, ingestion_key
 NOT_SHAPING = frozenset({"output", "overwrite", "spark", "top", "hadoop_reader", "inputs"})
 
 
+T = TypeVar("T")
+
+
 def config_key(cfg: JobConfig, extra: Any = None) -> str:
     """Fingerprint of the settings that shape the results (the inputs are fingerprinted apart)."""
     shaping = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in NOT_SHAPING}
@@ -52,7 +56,7 @@ class JobRun:
     """One run of one job into one output directory."""
 
     spark: SparkSession
-    cfg: JobConfig
+    job: Job  # which holds the configuration (``cfg``): one holder
     state: RunState
     files: list[InputFile]
     metrics: RunMetrics
@@ -61,13 +65,46 @@ class JobRun:
     frame: DataFrame | None = None  # the documents, when a Python caller gave a DataFrame
 
     @property
+    def cfg(self) -> JobConfig:
+        """The run's configuration: its job's."""
+        return self.job.cfg
+
+    @property
     def complete_already(self) -> bool:
         return self.done is not None
 
     def docs(self) -> DataFrame:
         """The document table (docs/), reused when an earlier run ingested the same inputs."""
-        return document_table(self.spark, self.cfg, self.metrics, self.out, state=self.state, files=self.files,
-                              frame=self.frame)
+        tables = ["docs", "rejects"] if self.cfg.write_rejects else ["docs"]
+        return self.stage("ingest", "read inputs, parse HTML, write docs/",
+                          lambda counts: document_table(self.spark, self.cfg, self.out, counts, files=self.files,
+                                                        frame=self.frame),
+                          key=self.state.inputs_key, tables=tables, reuse=lambda done: self.out.read_table("docs"))
+
+    def stage(self, name: str, description: str, build: Callable[[dict[str, Any]], T], *,
+              key: str | None = None, tables: Sequence[str] = (), reuse: Callable[[dict[str, Any]], T] | None = None,
+              marker: str | None = None, needs: Sequence[str] = ()) -> T:
+        """One stage of the run: timed, its Spark jobs named ``<job>: <name> - <description>``,
+        its counts (``build`` fills the dict it is given) in metrics.json and the summary.
+
+        With a ``key``, the stage is reusable: when an earlier run into this output finished
+        the stage ``marker`` (default ``name``) with the same key, its ``tables`` still in
+        place and its counts holding ``needs``, the stage is not built again: ``reuse(counts)``
+        reads its result back and the counts say ``reused``. Else ``build`` runs, and the stage
+        is recorded as finished (with ``tables``) once they are written. Every job reuses its
+        stages through here (``tests/test_architecture.py``)."""
+        with self.metrics.stage(self.spark, name, description) as counts:
+            if key is not None and reuse is not None:
+                done = self.state.stage(marker or name, key)
+                if done is not None and all(n in done for n in needs):
+                    counts.update(done)
+                    counts["reused"] = True
+                    return reuse(done)
+            result = build(counts)
+            if key is not None:
+                self.state.finish_stage(marker or name, key, list(tables),
+                                        {k: v for k, v in counts.items() if k != "seconds"})
+        return result
 
     @property
     def out(self) -> OutputFolder:
@@ -85,17 +122,17 @@ class JobRun:
         self.state.complete(self.key, dataclasses.asdict(self.cfg), json.loads(metrics_json), DEFINITIONS)
 
 
-def start(spark: SparkSession, cfg: JobConfig, job: str, *, extra_key: Any = None,
-          report_complete: bool = True, frame: DataFrame | None = None) -> JobRun:
-    """Claim ``cfg.output`` for ``job``: refuse foreign outputs, clear with ``--overwrite``.
+def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> JobRun:
+    """Claim ``job.cfg.output`` for the job: refuse foreign outputs, clear with ``--overwrite``.
 
-    ``cfg.validate()`` must have run. When the output already holds a complete run of this job
-    with the same inputs and settings, the returned run has ``done`` set and the caller reports
-    that run's results instead of computing them again (``--overwrite`` recomputes). A job that
-    cannot report from its written outputs passes ``report_complete=False``: it recomputes, with
-    the document table still reused. With ``frame`` (a DataFrame of documents, from the Python
-    API) the inputs are that DataFrame: its run is never taken for another's (no resume).
+    ``job.validate()`` must have run. When the output already holds a complete run of this job
+    with the same inputs and settings (and ``job.key()``), the returned run has ``done`` set and
+    the caller reports that run's results instead of computing them again (``--overwrite``
+    recomputes). A job that cannot report from its written outputs (``report_complete = False``)
+    recomputes, with the document table still reused. With ``frame`` (a DataFrame of documents,
+    from the Python API) the inputs are that DataFrame: its run is never taken for another's.
     """
+    cfg, name, report_complete = job.cfg, job.state_name, job.report_complete
     fs.check_output(spark, cfg.output, overwrite=cfg.overwrite, inputs=input_paths(cfg))
     if frame is not None:
         files: list[InputFile] = []
@@ -103,10 +140,10 @@ def start(spark: SparkSession, cfg: JobConfig, job: str, *, extra_key: Any = Non
     else:
         files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
         inputs_key = ingestion_key(spark, cfg, files)
-    state = RunState(spark, cfg.output, job, inputs_key)
-    key = config_key(cfg, extra_key)
+    state = RunState(spark, cfg.output, name, inputs_key)
+    key = config_key(cfg, job.key())
     done = None if cfg.overwrite or not report_complete else state.completed(key)
-    metrics = RunMetrics(job=job)
+    metrics = RunMetrics(job=name)
     if frame is None:
         metrics.inputs = files.described()
         metrics.skipped_files = [{"path": path, "reason": reason} for path, reason in files.skipped]
@@ -115,7 +152,7 @@ def start(spark: SparkSession, cfg: JobConfig, job: str, *, extra_key: Any = Non
     else:
         metrics.stages = dict(done.get("metrics", {}).get("stages", {}))
         metrics.stages["resume"] = {"complete_already": True, "run_id": done.get("run_id"), "seconds": 0.0}
-    return JobRun(spark, cfg, state, files, metrics, key, done, frame)
+    return JobRun(spark, job, state, files, metrics, key, done, frame)
 
 
 def frame_key(frame: DataFrame, columns: dict[str, str]) -> str:
@@ -230,8 +267,7 @@ class Job(ABC, Generic[C]):
         if not cfg.output:
             raise ConfigError("no output: give --output DIR")
         with released():  # what the run persisted is unpersisted when it ends (common/caching.py)
-            run = start(spark, cfg, cls.state_name, extra_key=job.key(), report_complete=cls.report_complete,
-                        frame=frame)
+            run = start(spark, job, frame=frame)
             try:
                 run.metrics.job = cls.name
                 job.begin(run)

@@ -19,10 +19,8 @@ from quiltdetect.common import fs
 from quiltdetect.common.caching import cut, keep, release
 from quiltdetect.common.config import JobConfig
 from quiltdetect.common.folder import OutputFolder, read_parquet
-from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import (
     COMPLETE,
-    RunState,
     file_fingerprint,
     fingerprint,
     resolve_previous,
@@ -75,44 +73,26 @@ def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -
     return fingerprint(key)
 
 
-def document_table(
-    spark: SparkSession,
-    cfg: JobConfig,
-    metrics: RunMetrics,
-    out: OutputFolder,
-    *,
-    state: RunState | None = None,
-    files: list[InputFile] | None = None,
-    frame: DataFrame | None = None,
-) -> DataFrame:
-    """Read every input into the document table, write it to ``out``'s docs/ and read it back.
+def document_table(spark: SparkSession, cfg: JobConfig, out: OutputFolder, counts: dict, *,
+                   files: list[InputFile] | None = None, frame: DataFrame | None = None) -> DataFrame:
+    """Read every input (``files``, or the caller's ``frame``) into the document table, write it
+    to ``out``'s docs/ and read it back; the ingest stage's counts go into ``counts``.
 
     Reading it back pins the doc_keys (assigned once, in doc_id order) for every later stage.
-    With a ``state``, a docs/ table finished by an earlier run on the same inputs is reused.
+    The run (``JobRun.docs``) reuses a docs/ table finished by an earlier run on the same inputs.
     """
-    with metrics.stage(spark, "ingest", "read inputs, parse HTML, write docs/") as counts:
-        key = state.inputs_key if state is not None else ""
-        done = state.stage("ingest", key) if state is not None else None
-        if done is not None:
-            counts.update(done)
-            counts["reused"] = True
-            return out.read_table("docs")
-        ingested = None
-        if frame is None:
-            files = files if files is not None else resolve_inputs(spark, cfg.inputs, cfg.input_format)
-            ingested = ingested_docs(spark, cfg, files)
-        if ingested is not None:
-            table = write_ingested(spark, cfg, out, ingested, len(files), counts)
-        else:
-            read = read_documents(spark, cfg, out, files=files, frame=frame, reread=True)
-            ranges = doc_id_ranges(read.candidate_ids, read.candidates, read.candidate_bytes)
-            table = out.write_table(numbered_documents(read.candidate_rows, ranges, DOCS_TABLE_COLUMNS), "docs",
-                                    DOCS_WRITE_OPTIONS)
-            read.release()
-            read.count_into(counts, ranges.documents)
-        if state is not None:
-            tables = ["docs", "rejects"] if cfg.write_rejects else ["docs"]
-            state.finish_stage("ingest", key, tables, {k: v for k, v in counts.items() if k != "seconds"})
+    ingested = None
+    if frame is None:
+        files = files if files is not None else resolve_inputs(spark, cfg.inputs, cfg.input_format)
+        ingested = ingested_docs(spark, cfg, files)
+    if ingested is not None:
+        return write_ingested(spark, cfg, out, ingested, len(files), counts)
+    read = read_documents(spark, cfg, out, files=files, frame=frame, reread=True)
+    ranges = doc_id_ranges(read.candidate_ids, read.candidates, read.candidate_bytes)
+    table = out.write_table(numbered_documents(read.candidate_rows, ranges, DOCS_TABLE_COLUMNS), "docs",
+                            DOCS_WRITE_OPTIONS)
+    read.release()
+    read.count_into(counts, ranges.documents)
     return table
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from quiltdetect.kernel.cover import _ranges, greedy_cover
+from quiltdetect.kernel.cover import concatenated_ranges, greedy_cover
 from quiltdetect.kernel.grams import gram_fingerprints
 from quiltdetect.kernel.words import batch_word_hashes
 
@@ -62,7 +62,7 @@ def hashed_gram_pairs(hashes: np.ndarray, lengths: np.ndarray, k: int) -> BatchG
     chained = gram_fingerprints(hashes, k)
     # A gram starting at position i of text j is valid only if it ends inside text j.
     starts = np.cumsum(lengths) - lengths
-    valid = _ranges(starts, starts + per_doc)
+    valid = concatenated_ranges(starts, starts + per_doc)
     grams = chained[valid].view(np.int64)
     docs = np.repeat(np.arange(lengths.shape[0], dtype=np.int64), per_doc)
     order = stable_argsort(grams)  # stable: docs stay ascending within a gram
@@ -230,7 +230,7 @@ def candidate_triple_rows(
     # Each target pair t meets every pair of its run: s in [start, start + length).
     per_target = lengths[t_run]
     t_rep = np.repeat(t_at, per_target)
-    s_at = _ranges(starts[t_run], starts[t_run] + per_target)
+    s_at = concatenated_ranges(starts[t_run], starts[t_run] + per_target)
     keep = docs[s_at] != docs[t_rep]
     if foreign:
         keep &= servers[s_at] != servers[t_rep]

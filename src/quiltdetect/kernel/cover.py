@@ -39,7 +39,7 @@ class Cover:
 _EMPTY = Cover(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
 
 
-def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+def concatenated_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(start, stop)`` for each pair, vectorised."""
     lengths = stops - starts
     total = int(lengths.sum())
@@ -59,7 +59,7 @@ def _unit_tail(gain: np.ndarray, shared: np.ndarray, source_ptr: np.ndarray, pai
     """
     live = np.flatnonzero(gain > 0)
     starts, stops = source_ptr[live], source_ptr[live + 1]
-    at = _ranges(starts, stops)
+    at = concatenated_ranges(starts, stops)
     owner = np.repeat(live, stops - starts)
     open_ = ~is_covered[pair_gram[at]]
     owner, gram = owner[open_], pair_gram[at][open_]  # one uncovered gram per live source
@@ -113,7 +113,7 @@ def greedy_cover(grams: np.ndarray, sources: np.ndarray, labels: np.ndarray | No
         new_grams = pair_gram[source_ptr[best] : source_ptr[best + 1]]
         new_grams = new_grams[~is_covered[new_grams]]
         is_covered[new_grams] = True
-        losers = source_by_gram[_ranges(gram_ptr[new_grams], gram_ptr[new_grams + 1])]
+        losers = source_by_gram[concatenated_ranges(gram_ptr[new_grams], gram_ptr[new_grams + 1])]
         gain -= np.bincount(losers, minlength=n_sources)
         picked.append(best)
         picked_gain.append(int(best_gain))

@@ -5,69 +5,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect.common.caching import keep
 from quiltdetect.common.folder import OutputFolder
-from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.ingest.read import TEXT_CACHE
-from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
+from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
-from quiltdetect.neardup.clusters import connected_components
+from quiltdetect.neardup.collapse import near_duplicate_clusters, representatives
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs, pair_columns
+from quiltdetect.neardup.pairs import pair_columns
 
 log = logging.getLogger(__name__)
-
-
-def near_duplicate_clusters(spark: SparkSession, docs: DataFrame, cfg: NearDupConfig,
-                            metrics: RunMetrics) -> tuple[DataFrame, DataFrame]:
-    """(pairs on doc_keys, clusters as (doc_key, cluster_key)) of a document table; both persisted."""
-    what = (f"terms, {cfg.k}-shingles, {cfg.lsh_bands} bands of {cfg.lsh_rows} min-hashes" if cfg.algorithm == "lsh"
-            else f"terms, {cfg.k}-shingles, supershingles, simhash")
-    with metrics.stage(spark, "fingerprints", what) as counts:
-        # On disk only, like the texts (ingest/read.py: TEXT_CACHE): every page's shingle set and
-        # band keys, ~5 KB a page. Kept in memory (MEMORY_AND_DISK), the cached batches of
-        # 1,000,000 pages filled the 4 GB heap: OutOfMemoryError while caching them.
-        fps = keep(fingerprints(docs, cfg), TEXT_CACHE)
-        row = fps.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
-        counts["documents"] = int(row[0])
-        counts["without_terms"] = int(row[1] or 0)
-        counts["terms"] = int(row[2] or 0)
-    with metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates from buckets, verified exactly") as counts:
-        pairs = near_duplicate_pairs(fps, cfg, counts)
-    with metrics.stage(spark, "clusters", "connected components (large-star / small-star)") as counts:
-        clusters = keep(connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
-                                             max_rounds=cfg.cc_max_rounds), SPILL)
-        row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
-        counts["clustered_documents"] = int(row[0])
-        counts["clusters"] = int(row[1])
-    fps.unpersist()
-    return pairs, clusters
-
-
-def representatives(docs: DataFrame, clusters: DataFrame) -> DataFrame:
-    """The documents minus every cluster member that is not its cluster's smallest doc_id."""
-    dropped = clusters.where(F.col("doc_key") != F.col("cluster_key")).select("doc_key")
-    return docs.join(dropped, on="doc_key", how="left_anti")
-
-
-def collapse_near_duplicates(spark: SparkSession, docs: DataFrame, metrics: RunMetrics,
-                             cfg: NearDupConfig | None = None) -> DataFrame:
-    """The document table with one representative (the smallest doc_id) per near-duplicate cluster.
-
-    Fetterly 2005's pre-processing before phrase-level analysis; default settings unless ``cfg``.
-    """
-    cfg = cfg or NearDupConfig()
-    pairs, clusters = near_duplicate_clusters(spark, docs, cfg, metrics)
-    with metrics.stage(spark, "collapse", "keep one document per near-duplicate cluster") as counts:
-        kept = keep(representatives(docs, clusters), SPILL)
-        counts["documents_kept"] = kept.count()
-        counts["documents_dropped"] = int(clusters.where(F.col("doc_key") != F.col("cluster_key")).count())
-    pairs.unpersist()
-    clusters.unpersist()
-    return kept
 
 
 def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
@@ -120,7 +68,7 @@ class NearDupJob(Job[NearDupConfig]):
 
     def compute(self, run: JobRun) -> None:
         docs = run.docs()
-        pairs, clusters = near_duplicate_clusters(run.spark, docs, self.cfg, run.metrics)
+        pairs, clusters = near_duplicate_clusters(run, docs, self.cfg)
         write_outputs(run, docs, pairs, clusters, self.cfg.algorithm)
         write_kept(run, docs, clusters)
         pairs.unpersist()

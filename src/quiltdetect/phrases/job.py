@@ -11,13 +11,12 @@ import logging
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame, Observation, SparkSession, Window
+from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
 from quiltdetect.common.caching import cut, keep
 from quiltdetect.common.folder import OutputFolder
-from quiltdetect.common.metrics import RunMetrics
-from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint
+from quiltdetect.common.runstate import STATE_DIR, fingerprint
 from quiltdetect.ingest.table import SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.phrases import plots
@@ -46,33 +45,31 @@ log = logging.getLogger(__name__)
 PLOT_HOSTS = 20_000  # hosts drawn in Figs. 8-9 at most (those with the most pages)
 
 
-def samples_stage(spark: SparkSession, docs: DataFrame, cfg: PhrasesConfig, metrics: RunMetrics,
-                  state: RunState) -> DataFrame:
+def samples_stage(run: JobRun, docs: DataFrame) -> DataFrame:
     """Sampled shingles of every document (§3.2); written once per (inputs, k, m) and reused."""
-    name = f"samples-k{cfg.k}-m{cfg.shingles}"
-    table = f"{STATE_DIR}/work/{name}"
-    key = fingerprint([state.inputs_key, cfg.k, cfg.shingles])
-    with metrics.stage(spark, "sample", f"{cfg.shingles} min-hash selectors over circular {cfg.k}-word phrases") as counts:
-        done = state.stage(name, key)
-        if done is not None:
-            counts.update(done)
-            counts["reused"] = True
-            return state.out.read_table(table)
-        samples, row = state.out.write_counted(sampled_shingles(docs, cfg.k, cfg.shingles), table,
-                                               {"rows": F.count(F.lit(1)), "words": F.sum("n_words")})
+    cfg, out = run.cfg, run.out
+    table = f"{STATE_DIR}/work/samples-k{cfg.k}-m{cfg.shingles}"
+
+    def build(counts: dict) -> DataFrame:
+        samples, row = out.write_counted(sampled_shingles(docs, cfg.k, cfg.shingles), table,
+                                         {"rows": F.count(F.lit(1)), "words": F.sum("n_words")})
         counts["documents_sampled"] = int(row["rows"])
-        counts["documents_without_words"] = int(metrics.stages["ingest"]["documents"]) - int(row["rows"])
+        counts["documents_without_words"] = int(run.metrics.stages["ingest"]["documents"]) - int(row["rows"])
         counts["words"] = int(row["words"] or 0)
-        state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
-    return samples
+        return samples
+
+    return run.stage("sample", f"{cfg.shingles} min-hash selectors over circular {cfg.k}-word phrases", build,
+                     key=fingerprint([run.state.inputs_key, cfg.k, cfg.shingles]), marker=f"samples-k{cfg.k}-m{cfg.shingles}",
+                     tables=[table], reuse=lambda done: out.read_table(table))
 
 
-def collapse_stage(spark: SparkSession, samples: DataFrame, cfg: PhrasesConfig, metrics: RunMetrics) -> DataFrame:
+def collapse_stage(run: JobRun, samples: DataFrame) -> DataFrame:
     """One document per near-duplicate cluster (§3.3), persisted."""
+    cfg = run.cfg
     if not cfg.collapse_near_duplicates:
         return keep(samples, SPILL)
-    with metrics.stage(spark, "collapse", f"near-duplicates: >= {cfg.near_duplicate_b} of 6 supershingles, "
-                                          "transitive closure, keep the smallest doc_id") as counts:
+
+    def build(counts: dict) -> DataFrame:
         kept, clusters, pairs = suppress_near_duplicates(samples, cfg.near_duplicate_b, counts)
         kept = keep(kept, SPILL)
         row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
@@ -81,7 +78,10 @@ def collapse_stage(spark: SparkSession, samples: DataFrame, cfg: PhrasesConfig, 
         counts["documents_kept"] = kept.count()
         pairs.unpersist()
         counts["documents_dropped"] = int(row[0]) - int(row[1])
-    return kept
+        return kept
+
+    return run.stage("collapse", f"near-duplicates: >= {cfg.near_duplicate_b} of 6 supershingles, "
+                                 "transitive closure, keep the smallest doc_id", build)
 
 
 def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
@@ -249,8 +249,8 @@ class PhrasesJob(Job[PhrasesConfig]):
     def compute(self, run: JobRun) -> None:
         """Sample (§3.2), collapse near-duplicates (§3.3), then phrases, covers, hosts (§3.3-3.5)."""
         docs = run.docs()
-        samples = samples_stage(run.spark, docs, self.cfg, run.metrics, run.state)
-        kept = collapse_stage(run.spark, samples, self.cfg, run.metrics)
+        samples = samples_stage(run, docs)
+        kept = collapse_stage(run, samples)
         find_phrases(run, docs, kept)
         kept.unpersist()
 

@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 
 from quiltdetect.kernel.words import batch_word_hashes
 from quiltdetect.neardup.clusters import connected_components
+from quiltdetect.neardup.collapse import representatives
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.job import representatives
 from quiltdetect.neardup.pairs import near_duplicate_pairs
 from quiltdetect.phrases.groups import GROUP_BITS, count_groups, group_buckets
 from quiltdetect.phrases.sampling import phrase_texts, sample_batch, selectors

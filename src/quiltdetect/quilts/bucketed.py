@@ -209,9 +209,12 @@ def hash_runs(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarra
     return values.astype(np.uint64, copy=False), (np.diff(offsets) // 8).astype(np.int64)
 
 
-def _gram_rows(k: int, n: int, with_counts: bool,
-               hashed: bool = False) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    def gram_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def gram_rows(k: int, n: int, with_counts: bool,
+              hashed: bool = False) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function from (doc_key, text) batches to GRAM_BUCKETS rows: each
+    batch's (gram, doc) pairs cut by gram bucket (rows ``bucket < n``) and its documents' gram
+    counts (a row ``n + doc bucket``). ``hashed``: the text column holds word hashes already."""
+    def rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             keys = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
             if keys.shape[0] == 0:
@@ -242,10 +245,13 @@ def _gram_rows(k: int, n: int, with_counts: bool,
                 [pa.array(buckets, pa.int32()), pa.array(sizes, pa.int64()), pa.array(grams, pa.binary()),
                  pa.array(doc_blobs, pa.binary()), pa.array(counts, pa.binary())], schema=GRAM_BUCKETS)
 
-    return gram_rows
+    return rows
 
 
-def _merge_gram_bucket(n: int, with_counts: bool, row_pairs: int = ROW_PAIRS) -> Callable[[pa.Table], pa.Table]:
+def merge_gram_bucket(n: int, with_counts: bool, row_pairs: int = ROW_PAIRS) -> Callable[[pa.Table], pa.Table]:
+    """The ``applyInArrow`` function that merges one bucket's rows of ``gram_rows`` (from any
+    number of batches, in any order) into its stored rows: pairs sorted by (gram, doc), at most
+    ``row_pairs`` a row; the same rows for any arrival order."""
     def merge(table: pa.Table) -> pa.Table:
         bucket = table.column("bucket")[0].as_py()
         # Each row holds one input batch's pairs, a contiguous range of docs: in doc order, the
@@ -291,8 +297,8 @@ def gram_buckets(docs: DataFrame, k: int, n: int, *, with_counts: bool, hashed: 
     """The gram-bucket table of ``docs`` (doc_key, text), or with ``hashed`` of a
     ``word_hash_table`` (doc_key, hashes): see the module doc. Both give the same table."""
     column = "hashes" if hashed else "text"
-    rows = docs.select("doc_key", column).mapInArrow(_gram_rows(k, n, with_counts, hashed), GRAM_BUCKETS_DDL)
-    return rows.groupBy("bucket").applyInArrow(_merge_gram_bucket(n, with_counts), GRAM_BUCKETS_DDL)
+    rows = docs.select("doc_key", column).mapInArrow(gram_rows(k, n, with_counts, hashed), GRAM_BUCKETS_DDL)
+    return rows.groupBy("bucket").applyInArrow(merge_gram_bucket(n, with_counts), GRAM_BUCKETS_DDL)
 
 
 def gram_bucket_counts(table: DataFrame, n: int) -> tuple[int, int]:

@@ -46,9 +46,9 @@ from quiltdetect.quilts.bucketed import (
     ARRAY_WRITE_OPTIONS,
     GRAM_BUCKETS_DDL,
     GramTable,
-    _gram_rows,
-    _merge_gram_bucket,
     gram_bucket_counts,
+    gram_rows,
+    merge_gram_bucket,
 )
 from quiltdetect.quilts.config import QuiltConfig
 
@@ -130,14 +130,10 @@ def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, Data
     """The ingest stage of an update: docs/ = the previous documents (their keys unchanged) and
     the new ones not already there, keyed after them in doc_id order. Returns docs/, the new
     documents and the number of previous documents (the first new key)."""
-    spark, cfg, out, state = run.spark, run.cfg, run.out, run.state
-    with run.metrics.stage(spark, "ingest", "read the new inputs, add them to the previous docs/") as counts:
+    spark, cfg, out = run.spark, run.cfg, run.out
+
+    def build(counts: dict) -> tuple[DataFrame, DataFrame, int]:
         old = read_parquet(spark, fs.join(previous.path, "docs"))
-        done = state.stage("ingest", state.inputs_key)
-        if done is not None and "previous_documents" in done:
-            counts.update(done)
-            counts["reused"] = True
-            return out.read_table("docs"), out.read_table(SEGMENT), int(done["previous_documents"])
         n_old = previous.documents if previous.documents is not None else int(old.count())
         read = read_documents(spark, cfg, out, files=run.files, frame=run.frame, reread=True)
         # The new records' doc_ids that the previous run holds (at most the segment's, found on
@@ -163,8 +159,12 @@ def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, Data
         counts["new_documents"] = n_new
         counts["already_seen"] = n_read - n_new
         counts["documents"] = n_old + n_new
-        state.finish_stage("ingest", state.inputs_key, ["docs", SEGMENT], {k: v for k, v in counts.items() if k != "seconds"})
-    return table, new, n_old
+        return table, new, n_old
+
+    return run.stage("ingest", "read the new inputs, add them to the previous docs/", build,
+                     key=run.state.inputs_key, tables=["docs", SEGMENT], needs=["previous_documents"],
+                     reuse=lambda done: (out.read_table("docs"), out.read_table(SEGMENT),
+                                         int(done["previous_documents"])))
 
 
 def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, key: str) -> GramTable:
@@ -175,37 +175,36 @@ def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, key: s
     they are: nothing of the archive is read, shuffled or written again here; patch_grams merges
     each gram bucket's layers (``doc_buckets(layered=True)``) without a shuffle. An older run's
     table is merged with the new pairs and written again, bucketed, once."""
-    spark, cfg, state = run.spark, run.cfg, run.state
+    spark, cfg, out = run.spark, run.cfg, run.out
     name = gram_table_name(cfg)
     table = f"{STATE_DIR}/work/{name}"
     n = previous.gram_buckets
-    with run.metrics.stage(spark, "grams", f"{cfg.k}-gram sets of the new documents, beside the previous") as counts:
-        done = state.stage(name, key)
-        if done is not None and "gram_buckets" in done:
-            counts.update(done)
-            counts["reused"] = True
-            return _gram_table(state.out, table, done)
-        new_rows = new.select("doc_key", "text").mapInArrow(_gram_rows(cfg.k, n, cfg.count_occurrences),
+
+    def build(counts: dict) -> GramTable:
+        new_rows = new.select("doc_key", "text").mapInArrow(gram_rows(cfg.k, n, cfg.count_occurrences),
                                                                  GRAM_BUCKETS_DDL)
-        merge = _merge_gram_bucket(n, cfg.count_occurrences)
+        merge = merge_gram_bucket(n, cfg.count_occurrences)
         if previous.spark_buckets:
             layer = f"{table}-layer"
-            state.out.write_bucketed_table(new_rows.groupBy("bucket").applyInArrow(merge, GRAM_BUCKETS_DDL), layer,
-                                           "bucket", previous.spark_buckets, ARRAY_WRITE_OPTIONS)
-            state.out.concat_tables([previous.grams, state.out.path(layer)], table, GRAM_BUCKETS_DDL)
-            state.out.delete(layer)
+            out.write_bucketed_table(new_rows.groupBy("bucket").applyInArrow(merge, GRAM_BUCKETS_DDL), layer,
+                                     "bucket", previous.spark_buckets, ARRAY_WRITE_OPTIONS)
+            out.concat_tables([previous.grams, out.path(layer)], table, GRAM_BUCKETS_DDL)
+            out.delete(layer)
             counts["spark_buckets"], counts["layers"] = previous.spark_buckets, previous.layers + 1
         else:
             old = spark.read.schema(GRAM_BUCKETS_DDL).parquet(previous.grams)
             merged = old.unionByName(new_rows).groupBy("bucket").applyInArrow(merge, GRAM_BUCKETS_DDL)
             spark_buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
-            state.out.write_bucketed_table(merged, table, "bucket", spark_buckets, ARRAY_WRITE_OPTIONS)
+            out.write_bucketed_table(merged, table, "bucket", spark_buckets, ARRAY_WRITE_OPTIONS)
             counts["spark_buckets"], counts["layers"] = spark_buckets, 1
         counts["gram_buckets"] = n
-        grams = _gram_table(state.out, table, counts)
+        grams = _gram_table(out, table, counts)
         counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(grams.frame, n)
-        state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
-    return grams
+        return grams
+
+    return run.stage("grams", f"{cfg.k}-gram sets of the new documents, beside the previous", build,
+                     key=key, marker=name, tables=[table], needs=["gram_buckets"],
+                     reuse=lambda done: _gram_table(out, table, done))
 
 
 def _gram_table(out: OutputFolder, table: str, counts: dict) -> GramTable:

@@ -8,13 +8,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, StructType
 
 from quiltdetect.common.caching import keep
 from quiltdetect.common.folder import OutputFolder
-from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint, resolve_previous
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
@@ -47,35 +46,31 @@ from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contri
 log = logging.getLogger(__name__)
 
 
-def gram_sets_stage(
-    spark: SparkSession, docs: DataFrame, cfg: QuiltConfig, metrics: RunMetrics, state: RunState
-) -> GramTable:
+def gram_sets_stage(run: JobRun, docs: DataFrame) -> GramTable:
     """The gram-bucket table of the documents (see ``bucketed``).
 
     Independent of m, c and θ: written once per k and reused by a rerun with other parameters.
     Written as a Spark bucketed table (``spark_buckets``), so that an update adds the new
     documents' pairs as a layer of files beside it instead of rewriting it (``increment``).
     """
-    with_counts = cfg.count_occurrences
+    spark, cfg, out = run.spark, run.cfg, run.out
     name = gram_table_name(cfg)
     table = f"{STATE_DIR}/work/{name}"
-    key = gram_stage_key(state, cfg)
-    with metrics.stage(spark, "grams", f"{cfg.k}-gram sets per document, as gram buckets") as counts:
-        done = state.stage(name, key)
-        if done is not None and "gram_buckets" in done:
-            counts.update(done)
-            counts["reused"] = True
-            return GramTable(state.out.read_table(table, GRAM_BUCKETS_DDL), int(done["gram_buckets"]))
+
+    def build(counts: dict) -> GramTable:
         partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
         n = bucket_count(partitions)
-        buckets = state.out.write_bucketed_table(gram_buckets(docs, cfg.k, n, with_counts=with_counts), table,
-                                                 "bucket", partitions, ARRAY_WRITE_OPTIONS)
+        buckets = out.write_bucketed_table(gram_buckets(docs, cfg.k, n, with_counts=cfg.count_occurrences), table,
+                                           "bucket", partitions, ARRAY_WRITE_OPTIONS)
         counts["documents_with_grams"], counts["doc_grams"] = gram_bucket_counts(buckets, n)
         counts["gram_buckets"] = n
         counts["spark_buckets"] = partitions
         counts["layers"] = 1
-        state.finish_stage(name, key, [table], {k: v for k, v in counts.items() if k != "seconds"})
-    return GramTable(buckets, n)
+        return GramTable(buckets, n)
+
+    return run.stage("grams", f"{cfg.k}-gram sets per document, as gram buckets", build,
+                     key=gram_stage_key(run.state, cfg), marker=name, tables=[table], needs=["gram_buckets"],
+                     reuse=lambda done: GramTable(out.read_table(table, GRAM_BUCKETS_DDL), int(done["gram_buckets"])))
 
 
 def gram_stage_key(state: RunState, cfg: QuiltConfig) -> str:
@@ -96,7 +91,7 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
     """
     spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with_counts = cfg.count_occurrences
-    gram_table = grams_table or gram_sets_stage(spark, docs, cfg, metrics, run.state)
+    gram_table = grams_table or gram_sets_stage(run, docs)
     grams, n_gram = gram_table.frame, gram_table.buckets
     n_docs = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
 
@@ -219,9 +214,9 @@ class QuiltsJob(Job[QuiltConfig]):
             return
         docs = run.docs()
         if self.cfg.collapse_near_duplicates:
-            from quiltdetect.neardup.job import collapse_near_duplicates
+            from quiltdetect.neardup.collapse import collapse_near_duplicates
 
-            docs = collapse_near_duplicates(run.spark, docs, run.metrics)
+            docs = collapse_near_duplicates(run, docs)
         find_quilts(run, docs)
         write_actions(run, docs)
 

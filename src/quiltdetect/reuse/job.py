@@ -8,9 +8,8 @@ the small reports as TSV/TXT and the figures as PNG beside them.
 
 from __future__ import annotations
 
-import copy
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,6 @@ from quiltdetect.common.caching import keep
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.csvsafe import tsv_text
 from quiltdetect.common.folder import OutputFolder, read_parquet
-from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.ingest.table import SPILL, document_table
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.reuse import discovery, plots
@@ -184,12 +182,10 @@ def discover(run: JobRun, corpus: Corpus) -> tuple[DataFrame, dict]:
 def labeled_from_corpus(run: JobRun, stop: frozenset[bytes], name: str = "labeled") -> DataFrame:
     """Step 3a: the labeled set from a named corpus (its files and its chunks of >= min chars)."""
     spark, cfg, metrics = run.spark, run.cfg, run.metrics
-    lcfg = copy.deepcopy(cfg)
-    lcfg.inputs, lcfg.input_format = [cfg.labeled], cfg.labeled_format
-    lcfg.output = fs.join(cfg.output, "labeled_corpus")
-    lmetrics = RunMetrics(job=f"{metrics.job} labeled corpus")
-    ldocs = document_table(spark, lcfg, lmetrics, run.out.sub("labeled_corpus"))
-    metrics.stages["labeled_ingest"] = lmetrics.stages["ingest"]
+    corpus = replace(cfg, inputs=[cfg.labeled], input_format=cfg.labeled_format,
+                     output=fs.join(cfg.output, "labeled_corpus"))
+    ldocs = run.stage("labeled_ingest", "read the labeled corpus, parse HTML, write labeled_corpus/docs/",
+                      lambda counts: document_table(spark, corpus, run.out.sub("labeled_corpus"), counts))
     with metrics.stage(spark, "label", f"hash the labeled corpus, chunks >= {cfg.min_chunk_chars} chars") as counts:
         hashes = keep(document_hashes(ldocs, stop), SPILL)
         chunks = chunk_rows(hashes)

@@ -1,0 +1,65 @@
+"""Near-duplicate clusters of a document table and one representative per cluster
+(definitions §2): the neardup job's stages, and the pre-processing that the quilt job
+(``--collapse-near-duplicates``) and the phrases job (§3.3) share with it."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from quiltdetect.common.caching import keep
+from quiltdetect.ingest.read import TEXT_CACHE
+from quiltdetect.ingest.table import SPILL
+from quiltdetect.lifecycle import JobRun
+from quiltdetect.neardup.clusters import connected_components
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs
+
+
+def near_duplicate_clusters(run: JobRun, docs: DataFrame, cfg: NearDupConfig) -> tuple[DataFrame, DataFrame]:
+    """(pairs on doc_keys, clusters as (doc_key, cluster_key)) of a document table; both persisted."""
+    spark, metrics = run.spark, run.metrics
+    what = (f"terms, {cfg.k}-shingles, {cfg.lsh_bands} bands of {cfg.lsh_rows} min-hashes" if cfg.algorithm == "lsh"
+            else f"terms, {cfg.k}-shingles, supershingles, simhash")
+    with metrics.stage(spark, "fingerprints", what) as counts:
+        # On disk only, like the texts (ingest/read.py: TEXT_CACHE): every page's shingle set and
+        # band keys, ~5 KB a page. Kept in memory (MEMORY_AND_DISK), the cached batches of
+        # 1,000,000 pages filled the 4 GB heap: OutOfMemoryError while caching them.
+        fps = keep(fingerprints(docs, cfg), TEXT_CACHE)
+        row = fps.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
+        counts["documents"] = int(row[0])
+        counts["without_terms"] = int(row[1] or 0)
+        counts["terms"] = int(row[2] or 0)
+    with metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates from buckets, verified exactly") as counts:
+        pairs = near_duplicate_pairs(fps, cfg, counts)
+    with metrics.stage(spark, "clusters", "connected components (large-star / small-star)") as counts:
+        clusters = keep(connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
+                                             max_rounds=cfg.cc_max_rounds), SPILL)
+        row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
+        counts["clustered_documents"] = int(row[0])
+        counts["clusters"] = int(row[1])
+    fps.unpersist()
+    return pairs, clusters
+
+
+def representatives(docs: DataFrame, clusters: DataFrame) -> DataFrame:
+    """The documents minus every cluster member that is not its cluster's smallest doc_id."""
+    dropped = clusters.where(F.col("doc_key") != F.col("cluster_key")).select("doc_key")
+    return docs.join(dropped, on="doc_key", how="left_anti")
+
+
+def collapse_near_duplicates(run: JobRun, docs: DataFrame, cfg: NearDupConfig | None = None) -> DataFrame:
+    """The document table with one representative (the smallest doc_id) per near-duplicate cluster.
+
+    Fetterly 2005's pre-processing before phrase-level analysis; default settings unless ``cfg``.
+    """
+    cfg = cfg or NearDupConfig()
+    pairs, clusters = near_duplicate_clusters(run, docs, cfg)
+    spark, metrics = run.spark, run.metrics
+    with metrics.stage(spark, "collapse", "keep one document per near-duplicate cluster") as counts:
+        kept = keep(representatives(docs, clusters), SPILL)
+        counts["documents_kept"] = kept.count()
+        counts["documents_dropped"] = int(clusters.where(F.col("doc_key") != F.col("cluster_key")).count())
+    pairs.unpersist()
+    clusters.unpersist()
+    return kept
