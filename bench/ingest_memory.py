@@ -145,7 +145,7 @@ def run_one(input_dir: str, output: str, json_path: str) -> None:
     for item in ("spark.ui.enabled=true", "spark.executor.processTreeMetrics.enabled=true",
                  "spark.executor.metrics.pollingInterval=200", "spark.log.level=ERROR"):
         cli += ["--set", item]
-    cfg = config_from_args(IngestConfig, build_parser().parse_args(cli), ("write_rejects",)).validate()
+    cfg = config_from_args(IngestConfig, build_parser().parse_args(cli)).validate()
     spark = start_job("quiltdetect-bench-memory", cfg, local=True)
     t0 = time.perf_counter()
     try:

@@ -93,7 +93,6 @@ def _subcommands(parser, prefix=()):
 def _config_of(argv: tuple[str, ...], args):
     """The configuration each subcommand runs with, built by the function its runner calls."""
     from quiltdetect.doctable.job import IngestConfig
-    from quiltdetect.mwo.cli import MWO_OPTIONS
     from quiltdetect.mwo.config import MwoConfig
     from quiltdetect.neardup.cli import neardup_config
     from quiltdetect.options import config_from_args
@@ -103,8 +102,8 @@ def _config_of(argv: tuple[str, ...], args):
 
     builders = {"quilts": quilt_config, "neardup": neardup_config, "phrases": phrases_config,
                 "reuse": reuse_config, "sweep": sweep_config,
-                "ingest": lambda a: config_from_args(IngestConfig, a, ("write_rejects",)),
-                "mwo": lambda a: config_from_args(MwoConfig, a, MWO_OPTIONS)}
+                "ingest": lambda a: config_from_args(IngestConfig, a),
+                "mwo": lambda a: config_from_args(MwoConfig, a)}
     return builders[argv[0]](args)
 
 
@@ -133,20 +132,41 @@ def test_defaults_shown_in_help_are_the_defaults_used(argv, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["quilts", "ingest", "neardup", "phrases", "reuse", "mwo", "sweep"])
-def test_conf_files_hold_the_dataclass_defaults(name):
-    """conf/<job>.yaml documents the defaults: each value it names equals the config class's."""
-    from quiltdetect.common.config import JobConfig
-    from quiltdetect.mwo.config import MwoConfig
-    from quiltdetect.neardup.config import NearDupConfig
-    from quiltdetect.phrases.config import PhrasesConfig
-    from quiltdetect.reuse.config import ReuseConfig
-    from quiltdetect.sweep.config import SweepConfig
+def test_conf_files_are_generated_from_the_config_classes_and_hold_their_defaults(name):
+    """conf/<job>.yaml is what ``python -m quiltdetect.conftemplates`` writes from the config
+    class (each option declared once, on its field), and loads back to the class's defaults."""
+    from quiltdetect.conftemplates import TEMPLATES, templates
 
-    cls = {"quilts": QuiltConfig, "ingest": JobConfig, "neardup": NearDupConfig, "phrases": PhrasesConfig,
-           "reuse": ReuseConfig, "mwo": MwoConfig, "sweep": SweepConfig}[name]
-    shipped = yaml.safe_load((REPO / "conf" / f"{name}.yaml").read_text())
-    defaults = dataclasses.asdict(cls())
-    assert {k: v for k, v in shipped.items()} == {k: defaults[k] for k in shipped}, name
+    text = (REPO / "conf" / f"{name}.yaml").read_text(encoding="utf-8")
+    assert text == templates()[f"{name}.yaml"], f"conf/{name}.yaml is stale: run python -m quiltdetect.conftemplates"
+    cls = TEMPLATES[name][0]
+    assert yaml.safe_load(text) == dataclasses.asdict(cls()), name
+
+
+def test_every_option_is_declared_once_on_its_field_and_older_names_still_work():
+    """Each command-line option of a config field comes from the field's declaration (no
+    option tuples or add_argument calls beside it), and an older name (phrases' --server,
+    ``server:`` in a file, ``server=`` in the API) sets the same field."""
+    from quiltdetect.common.config import merge_settings, options_of
+    from quiltdetect.conftemplates import TEMPLATES
+    from quiltdetect.phrases.config import PhrasesConfig
+
+    made = 0
+    for argv, parser in _subcommands(build_parser()):
+        if argv[0] not in TEMPLATES or argv == ("mwo", "query"):
+            continue
+        declared = options_of(TEMPLATES[argv[0]][0])
+        for action in parser._actions:
+            if action.dest in declared:  # an option of a config field: made from its declaration
+                opt = declared[action.dest]
+                assert tuple(action.option_strings) == opt.spellings(action.dest), (argv, action.dest)
+                assert action.help.startswith(opt.help) and action.choices == opt.choices, (argv, action.dest)
+                made += 1
+    assert made > 100
+    old = build_parser().parse_args(["phrases", "--server", "host", "--input", "x", "--output", "o"])
+    new = build_parser().parse_args(["phrases", "--foreign", "host", "--input", "x", "--output", "o"])
+    assert old.foreign == new.foreign == "host"
+    assert merge_settings(PhrasesConfig, {"server": "domain"}).foreign == "domain"
 
 
 def test_every_command_and_job_file_comes_from_the_registry():

@@ -56,9 +56,9 @@ def corpus(rng: random.Random, n: int) -> list[dict]:
 
 
 PARAMETERS = [
-    dict(k=2, shingles=6, popular=2, server="host", cover_sample="all", cover_min_popular=0,
+    dict(k=2, shingles=6, popular=2, foreign="host", cover_sample="all", cover_min_popular=0,
          min_host_pages=2, monster_min_mean=1.0, monster_max_std=3.0, monster_order="pages"),
-    dict(k=3, shingles=84, popular=3, server="ip", collapse_near_duplicates=False, cover_sample="per_count",
+    dict(k=3, shingles=84, popular=3, foreign="ip", collapse_near_duplicates=False, cover_sample="per_count",
          cover_sample_size=2, cover_seed=7, cover_min_popular=1, cover_servers=["10.0.0.1", "domain:example.com"],
          min_host_pages=3, monster_min_mean=5.0,
          monster_max_std=40.0),

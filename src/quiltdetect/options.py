@@ -8,33 +8,35 @@ Configuration layers, lowest first: the config class's defaults <- ``--config`` 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import typing
 from typing import Any, TypeVar
 
-from quiltdetect.common.config import INPUT_FORMATS, merge_settings, parse_override, read_yaml
+from quiltdetect.common.config import (
+    JobConfig,
+    merge_settings,
+    options_of,
+    parse_override,
+    read_yaml,
+    scalar_type,
+)
 from quiltdetect.common.paths import absolute, input_paths
 
 T = TypeVar("T")
 
 
 def add_io_options(parser: argparse.ArgumentParser) -> None:
-    """--input/--input-format/--output/--config/--set/--overwrite, shared by every analysis."""
-    parser.add_argument("--input", action="append", dest="inputs", metavar="PATH",
-                        help="a file, directory or glob; local or a Hadoop URI (s3a://, hdfs://, file://); repeatable")
-    parser.add_argument("--input-format", choices=INPUT_FORMATS,
-                        help="how to read the inputs (default: inferred per file from its name)")
-    parser.add_argument("--output", metavar="DIR", help="directory for the results (local or Hadoop URI)")
+    """The options every analysis shares: the inputs, the output and the input columns (fields of
+    ``JobConfig``), and --config/--set/--master, which layer settings."""
+    add_config_options(parser, JobConfig, shared=IO_OPTIONS)
     parser.add_argument("--config", action="append", metavar="FILE", type=absolute,
                         help="YAML file of options (see conf/); repeatable, later files win")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override one option, e.g. --set m=80 or --set spark.sql.shuffle.partitions=64")
-    parser.add_argument("--overwrite", action="store_true", default=None, help="replace an existing output")
     parser.add_argument("--master", help="Spark master for the console command (default local[*])")
-    for name, what in (("id", "the document id"), ("url", "the URL"), ("text", "the text"),
-                       ("ip", "the server's IP address")):
-        parser.add_argument(f"--{name}-col", metavar="COLUMN", help=f"the column of a Parquet/JSONL input holding {what}")
 
 
-IO_OPTIONS = ("inputs", "input_format", "output", "overwrite", "id_col", "url_col", "text_col", "ip_col")
+IO_OPTIONS = ("inputs", "input_format", "output", "overwrite", "id_col", "url_col", "text_col", "ip_col")  # on every command
 
 
 def config_files(args: argparse.Namespace) -> dict[str, Any]:
@@ -49,22 +51,58 @@ def config_files(args: argparse.Namespace) -> dict[str, Any]:
     return merged
 
 
-def config_from_args(cls: type[T], args: argparse.Namespace, options: tuple[str, ...]) -> T:
-    """Defaults <- --config file <- the given command-line options <- --set overrides.
+def add_config_options(parser: argparse.ArgumentParser, cls: type, *, shared: tuple[str, ...] = (),
+                       only: tuple[str, ...] | None = None) -> None:
+    """The command-line options of the config class ``cls``, each made from its field's
+    declaration (``common.config.option``): its flags, help, choices and how it is read. The
+    fields every job shares are ``add_io_options``'; ``shared`` names those a command offers
+    besides (``ingest --write-rejects``); ``only``: just these of its own (a command that uses
+    some of its config's settings). ``show_defaults`` then adds each default to --help."""
+    hints = typing.get_type_hints(cls)
+    own = {f.name for f in dataclasses.fields(JobConfig)}
+    for name, opt in options_of(cls).items():
+        if (name not in shared) if name in own else (not opt.cli or only is not None and name not in only):
+            continue
+        how: dict[str, Any] = {"dest": name, "help": opt.help}
+        if opt.action in ("store_true", "store_false"):
+            how.update(action=opt.action, default=None)
+        else:
+            if opt.action:
+                how["action"] = opt.action
+            kind, _ = scalar_type(hints[name])
+            if opt.parse is None and kind in (int, float):
+                how["type"] = kind
+            if opt.choices:
+                how["choices"] = opt.choices
+            if opt.metavar:
+                how["metavar"] = opt.metavar
+        parser.add_argument(*opt.spellings(name), **how)
 
-    ``options`` names the attributes of ``args`` that map onto fields of ``cls``; options
-    the user did not give (None) leave the lower layers alone.
+
+def command_line_fields(cls: type) -> tuple[str, ...]:
+    """The fields of ``cls`` that a command line may set (a command offers some of them)."""
+    return tuple(options_of(cls))
+
+
+def config_from_args(cls: type[T], args: argparse.Namespace, *layers: dict[str, Any]) -> T:
+    """Defaults <- ``layers`` (a preset) <- --config files <- the command-line options <- --set.
+
+    Every field of ``cls`` with a command-line option is read from ``args`` (its option's
+    ``parse`` turns the typed string into the value); options the user did not give (None)
+    leave the lower layers alone.
     """
     file_layer = config_files(args)
     cli_layer: dict[str, Any] = {}
-    for name in IO_OPTIONS + options:
+    declared = options_of(cls)
+    for name in command_line_fields(cls):
         value = getattr(args, name, None)
         if value is not None:
-            cli_layer[name] = value
+            parse = declared[name].parse if name in declared else None
+            cli_layer[name] = parse(value) if parse is not None else value
     if getattr(args, "master", None):
         cli_layer["spark.master"] = args.master
     overrides = dict(parse_override(item) for item in getattr(args, "set", []) or [])
-    return merge_settings(cls, file_layer, cli_layer, overrides)
+    return merge_settings(cls, *layers, file_layer, cli_layer, overrides)
 
 
 def run_job(job: Any, cfg: Any, *, local: bool) -> int:

@@ -7,15 +7,17 @@ Keys that start with ``spark.`` are Spark settings and go to the ``spark`` mappi
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
 from quiltdetect.common.errors import ConfigError
-from quiltdetect.common.paths import path_field, resolve_paths
+from quiltdetect.common.paths import PATH_KEY, resolve_paths
 
 T = TypeVar("T")
 
@@ -51,23 +53,73 @@ def local_spark_defaults(java_options: str = C1_ONLY) -> dict[str, Any]:
 
 
 INPUT_FORMATS = ("warc", "wet", "parquet", "jsonl")
+OPTION_KEY = "quiltdetect.option"  # a config field's metadata key: its Option
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """How a config field is given and described: declared once, on the field (``option``), and
+    read by the command-line parser (``options.add_config_options``), ``--help``'s defaults
+    (``show_defaults``), the conf/*.yaml templates (``config_template``) and the settings'
+    loader, which also takes the field's older names (``aliases``)."""
+
+    help: str  # what it does, for --help and the YAML template
+    flags: tuple[str, ...] = ()  # its command-line spellings; () = --field-name (-k for one letter)
+    metavar: str | None = None
+    choices: tuple[Any, ...] | None = None
+    action: str | None = None  # "store_true" / "store_false": a flag that sets a bool; "append": repeatable
+    parse: Callable[[str], Any] | None = None  # how the command line's string becomes the value
+    aliases: tuple[str, ...] = ()  # older names, still accepted in --config files, --set and the API
+    cli: bool = True  # False: given in --config files, --set and the API only
+
+    def spellings(self, name: str) -> tuple[str, ...]:
+        """The command-line flags of the field ``name``."""
+        return self.flags or (_flag(name),)
+
+
+def option(default: Any = dataclasses.MISSING, *, help: str, default_factory: Any = dataclasses.MISSING,  # noqa: A002
+           path: str | None = None, **how: Any) -> Any:
+    """A config field with its option declared once: ``help``, and optionally ``flags``,
+    ``metavar``, ``choices``, ``action``, ``parse``, ``aliases``, ``cli`` (``Option``); ``path``:
+    it names a path of that kind (``common.paths.path_field``)."""
+    metadata: dict[str, Any] = {OPTION_KEY: Option(help, **how)}
+    if path is not None:
+        metadata[PATH_KEY] = path
+    return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata)
+
+
+def options_of(cls: type) -> dict[str, Option]:
+    """Each field of the config class ``cls`` declared with ``option``, in declaration order."""
+    return {f.name: f.metadata[OPTION_KEY] for f in dataclasses.fields(cls) if OPTION_KEY in f.metadata}
+
+
+def aliases_of(cls: type) -> dict[str, str]:
+    """Each older name of a field of ``cls`` -> the field's name."""
+    return {alias: name for name, opt in options_of(cls).items() for alias in opt.aliases}
 
 
 @dataclasses.dataclass
 class JobConfig:
     """Settings every job shares: inputs, output, ingestion limits and Spark settings."""
 
-    inputs: list[str] = path_field("input", default_factory=list)  # made absolute by validate_io
-    input_format: str | None = None  # inferred per file from its name when None
-    output: str | None = path_field("output", None)
-    max_payload_bytes: int = 50_000_000  # larger WARC payloads are skipped and counted
-    overwrite: bool = False  # replace an existing output directory
-    hadoop_reader: bool = False  # read local WARC/WET through Spark's binaryFile source too
-    write_rejects: bool = False  # write skipped records with their reason to <output>/rejects/
-    id_col: str = "id"  # the column of a Parquet/JSON Lines table (or DataFrame) holding the document id
-    url_col: str = "url"  # ... its URL (optional)
-    text_col: str = "text"  # ... its text
-    ip_col: str = "ip"  # ... the server's IP address (optional; the foreign rule "ip" uses it)
+    inputs: list[str] = option(path="input", default_factory=list, flags=("--input",), action="append",
+                               metavar="PATH", help="a file, directory or glob; local or a Hadoop URI "
+                                                    "(s3a://, hdfs://, file://); repeatable")
+    input_format: str | None = option(None, choices=INPUT_FORMATS,
+                                      help="how to read the inputs (default: inferred per file from its name)")
+    output: str | None = option(None, path="output", metavar="DIR",
+                                help="directory for the results (local or Hadoop URI)")
+    max_payload_bytes: int = option(50_000_000, cli=False, help="WARC payloads larger than this are skipped and counted")
+    overwrite: bool = option(False, action="store_true", help="replace an existing output")
+    hadoop_reader: bool = option(False, cli=False, help="read local WARC/WET through Spark's binaryFile source "
+                                                        "(as remote files are)")
+    write_rejects: bool = option(False, action="store_true", cli=False,
+                                 help="also write skipped records with their reason to <output>/rejects/")
+    id_col: str = option("id", metavar="COLUMN", help="the column of a Parquet/JSONL input holding the document id")
+    url_col: str = option("url", metavar="COLUMN", help="the column of a Parquet/JSONL input holding the URL")
+    text_col: str = option("text", metavar="COLUMN", help="the column of a Parquet/JSONL input holding the text")
+    ip_col: str = option("ip", metavar="COLUMN",
+                         help="the column of a Parquet/JSONL input holding the server's IP address")
     spark: dict[str, Any] = dataclasses.field(default_factory=local_spark_defaults)
 
     def columns(self) -> dict[str, str]:
@@ -108,7 +160,7 @@ def _flag(name: str) -> str:
     return f"-{name}" if len(name) == 1 else "--" + name.replace("_", "-")
 
 
-def _scalar(kind: Any) -> tuple[type | None, bool]:
+def scalar_type(kind: Any) -> tuple[type | None, bool]:
     """(bool | int | float | str, optional) for a scalar field type; (None, _) for others."""
     optional = False
     if isinstance(kind, types.UnionType) or typing.get_origin(kind) is typing.Union:
@@ -153,7 +205,7 @@ def check_types(config: Any) -> None:
     hints = typing.get_type_hints(type(config))
     for field in dataclasses.fields(config):
         kind, value = hints.get(field.name), getattr(config, field.name)
-        scalar, optional = _scalar(kind)
+        scalar, optional = scalar_type(kind)
         if scalar is not None:
             if value is None and optional:
                 continue
@@ -220,13 +272,16 @@ def _yaml_where(exc: yaml.YAMLError) -> str:
 def merge_settings(cls: type[T], *layers: dict[str, Any]) -> T:
     """Build ``cls`` from its defaults with each mapping layered on top, in order.
 
-    Unknown keys fail with the list of known ones; ``spark.*`` keys collect in ``spark``.
+    Unknown keys fail with the list of known ones; ``spark.*`` keys collect in ``spark``; a
+    field's older name (``Option.aliases``) is the field.
     """
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    aliases = aliases_of(cls)
     values: dict[str, Any] = {}
     spark: dict[str, Any] = {}
     for layer in layers:
         for key, value in layer.items():
+            key = aliases.get(key, key)
             if key == "spark" and isinstance(value, dict):
                 spark.update({str(k): v for k, v in value.items()})
             elif key.startswith("spark."):
@@ -275,3 +330,47 @@ def show_defaults(parser: Any, cls: type, fields: dict[str, str] | None = None) 
             continue
         action.help = f"{action.help} (default: {shown_default(value).replace('%', '%%')})"
         action.config_field = name  # read by the test that checks shown defaults against behaviour
+
+
+# What the spark section of a conf/*.yaml template says beside a setting, by setting and value.
+_SPARK_NOTES = {
+    ("spark.driver.defaultJavaOptions", C1_ONLY): "C1 only, its code cache at the JDK default: docs/performance.md, \"JIT\"",
+    ("spark.driver.defaultJavaOptions", BOTH_COMPILERS): "both JIT compilers (the quilt job runs C1 only): "
+                                                          "docs/performance.md, \"JIT\"",
+    ("spark.python.daemon.module", PYTHON_DAEMON): "PySpark's worker daemon without its per-task costs: "
+                                                   "docs/performance.md, \"What every Python task paid\"",
+}
+
+
+def _yaml_value(value: Any) -> str:
+    text = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=1_000).strip()
+    return text.removesuffix("\n...").removesuffix("...").strip()
+
+
+def config_template(cls: type, command: str, source: str) -> str:
+    """conf/<command>.yaml: every setting of the config class ``cls`` with its default and what
+    it does, from the class's own declarations, then the local Spark settings. ``source``: the
+    class's file, named in the header. Generated (``python -m quiltdetect.conftemplates``), and
+    a test checks the committed files equal what this gives."""
+    about = " ".join((cls.__doc__ or "").split())
+    header = (f"Defaults of `quiltdetect {command}`. {about} Generated from {cls.__name__} ({source}) by "
+              "`python -m quiltdetect.conftemplates`: edit the class, not this file. Use as a template: "
+              "`--config my.yaml`; command-line options and `--set key=value` override what a file says.")
+    lines = [f"# {line}" for line in textwrap.wrap(header, 94)] + [""]
+    declared = options_of(cls)
+    defaults = cls()
+    for f in dataclasses.fields(cls):
+        if f.name == "spark":
+            continue
+        entry = f"{f.name}: {_yaml_value(getattr(defaults, f.name))}"
+        opt = declared.get(f.name)
+        if opt is not None:
+            flag = f"{opt.spellings(f.name)[0]}: " if opt.cli else ""
+            entry = f"{entry:<27} # {flag}{opt.help}"
+        lines.append(entry)
+    lines += ["", "# Spark settings for the console command (local mode). Under spark-submit, its own",
+              "# --master/--conf win; see conf/cluster.yaml and conf/spark-defaults.conf for a cluster.", "spark:"]
+    for key, value in defaults.spark.items():
+        note = _SPARK_NOTES.get((key, value))
+        lines.append(f"  {key}: {_yaml_value(value)}" + (f"  # {note}" if note else ""))
+    return "\n".join(lines) + "\n"

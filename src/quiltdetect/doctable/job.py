@@ -22,7 +22,8 @@ TOP_HOSTS = 10  # hosts shown in the summary
 
 @dataclass
 class IngestConfig(JobConfig):
-    """The shared input settings only (conf/ingest.yaml)."""
+    """The shared input settings only: a crawl read once into <output>/docs, which every job
+    then reads as `--input <output>/docs`."""
 
     def validate(self, *, need_io: bool = True) -> IngestConfig:
         self.validate_io(need_io=need_io)

@@ -11,18 +11,9 @@ from dataclasses import asdict
 from quiltdetect.common.config import show_defaults
 from quiltdetect.common.paths import absolute, absolute_if_file
 from quiltdetect.mwo.config import MwoConfig
-from quiltdetect.options import add_io_options, config_from_args, run_job
+from quiltdetect.options import add_config_options, add_io_options, config_from_args, run_job
 
-MWO_OPTIONS = ("t", "min_weight_ratio", "index_threshold", "shared_prefix_terms", "block_size", "top")
-
-
-def _add_job_options(parser: argparse.ArgumentParser) -> None:
-    add_io_options(parser)
-    parser.add_argument("--min-weight-ratio", type=float,
-                        help="dynamic threshold: drop terms below this fraction of the mean term weight")
-    parser.add_argument("--index-threshold", type=float,
-                        help="keep prefix postings for queries with t >= this")
-    parser.add_argument("--top", type=int, help="pairs shown in the summary")
+INDEX_OPTIONS = ("min_weight_ratio", "index_threshold", "top")  # mwo index; join has every option
 
 
 def add_parser(subparsers) -> None:
@@ -30,15 +21,11 @@ def add_parser(subparsers) -> None:
     mwo = subparsers.add_parser("mwo", help="near-duplicates by minimum weight overlap (Das, Mathew, Vijayaraghavan)")
     actions = mwo.add_subparsers(dest="mwo_command", required=True, metavar="ACTION")
     index = actions.add_parser("index", help="render every page into its weighted record and write the index")
-    _add_job_options(index)
+    add_io_options(index)
+    add_config_options(index, MwoConfig, only=INDEX_OPTIONS)
     join = actions.add_parser("join", help="all pairs with MWO >= t on Spark (the output is also an index)")
-    _add_job_options(join)
-    join.add_argument("-t", type=float, help="near-duplicates have MWO >= t")
-    join.add_argument("--shared-prefix-terms", type=int, metavar="L",
-                      help="l-prefix filter: candidates share L terms of their extended prefixes (1 = plain prefix;"
-                           " lossless for every L, larger L: longer prefixes, fewer candidates)")
-    join.add_argument("--block-size", type=int, metavar="N",
-                      help="records per block of the self-join (two blocks meet in one task; memory grows with N^2)")
+    add_io_options(join)
+    add_config_options(join, MwoConfig)
     for parser in (index, join):
         show_defaults(parser, MwoConfig)
     query = actions.add_parser("query", help="the near-duplicates of one page in an index, ranked by MWO")
@@ -80,4 +67,4 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     from quiltdetect.mwo.job import MwoIndexJob, MwoJoinJob
 
     job = MwoJoinJob if args.mwo_command == "join" else MwoIndexJob
-    return run_job(job, config_from_args(MwoConfig, args, MWO_OPTIONS).validate(), local=local)
+    return run_job(job, config_from_args(MwoConfig, args).validate(), local=local)

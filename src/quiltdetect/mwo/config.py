@@ -11,6 +11,7 @@ from quiltdetect.common.config import (
     JobConfig,
     check_int,
     local_spark_defaults,
+    option,
 )
 
 __all__ = ["MwoConfig"]
@@ -27,13 +28,18 @@ def _check_fraction(name: str, value: object) -> float:
 class MwoConfig(JobConfig):
     """Parameters of ``mwo index`` and ``mwo join``, plus I/O."""
 
-    t: float = 0.5  # near-duplicates have MWO >= t (join)
-    min_weight_ratio: float = 0.0  # dynamic threshold: drop terms below this fraction of the mean weight
-    index_threshold: float = 0.1  # the index keeps prefix postings for every query t >= this
-    shared_prefix_terms: int = 8  # join: candidates share this many extended-prefix terms (l-prefix; 1 = plain prefix)
-    broadcast_order_terms: int = 5_000_000  # canonicalise by broadcasting the global order up to this many terms; 0: never
-    block_size: int = 2000  # join: records per block (two blocks meet in one task; memory ~ block_size^2)
-    top: int = 10  # pairs shown in the end-of-run summary
+    t: float = option(0.5, help="near-duplicates have MWO >= t")
+    min_weight_ratio: float = option(0.0, help="dynamic threshold: drop terms below this fraction of the mean "
+                                               "term weight")
+    index_threshold: float = option(0.1, help="keep prefix postings for queries with t >= this")
+    shared_prefix_terms: int = option(8, metavar="L", help="l-prefix filter: candidates share L terms of their "
+                                                           "extended prefixes (1 = plain prefix; lossless for every "
+                                                           "L, larger L: longer prefixes, fewer candidates)")
+    broadcast_order_terms: int = option(5_000_000, cli=False, help="canonicalise by broadcasting the global "
+                                                                   "order up to this many terms; 0: never")
+    block_size: int = option(2000, metavar="N", help="records per block of the self-join (two blocks meet in one "
+                                                     "task; memory grows with N^2)")
+    top: int = option(10, help="pairs shown in the summary")
     # Both JIT compilers: the index and the join move every record term through the JVM as list
     # elements, where C2's code pays for its compile time (common/config.py, C1_ONLY).
     spark: dict[str, Any] = field(default_factory=lambda: local_spark_defaults(BOTH_COMPILERS))

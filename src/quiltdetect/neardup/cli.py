@@ -7,13 +7,10 @@ from typing import Any
 
 import yaml
 
-from quiltdetect.common.config import ConfigError, merge_settings, parse_override, show_defaults
+from quiltdetect.common.config import ConfigError, show_defaults
 from quiltdetect.common.paths import absolute, output_file
-from quiltdetect.neardup.config import ALGORITHMS, PRESETS, NearDupConfig
-from quiltdetect.options import IO_OPTIONS, add_io_options, config_files, run_job
-
-OPTIONS = ("algorithm", "k", "wrap", "resemblance_threshold", "containment_threshold", "lsh_bands", "lsh_rows",
-           "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap", "top")
+from quiltdetect.neardup.config import PRESETS, NearDupConfig
+from quiltdetect.options import add_config_options, add_io_options, config_from_args, run_job
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,22 +21,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("action", nargs="?", choices=("run", "calibrate"), default="run",
                    help="run the job (default) or calibrate thresholds on labelled pairs")
     add_io_options(p)
-    p.add_argument("--algorithm", choices=ALGORITHMS, help="lsh | b | c | combined | combined-sites")
     p.add_argument("--preset", choices=sorted(PRESETS),
                    help="start from named settings (henzinger2006: the paper's combined algorithm; "
                         "henzinger-calibrated: it with thresholds calibrated on the Webis pairs)")
-    p.add_argument("-k", type=int, help="shingle length in terms")
-    p.add_argument("--wrap", action="store_true", default=None, help="wrap shingle windows around the page end")
-    p.add_argument("--resemblance-threshold", type=float, help="lsh: near-duplicate at resemblance >= this")
-    p.add_argument("--containment-threshold", type=float,
-                   help="lsh: or at containment (share of the smaller page in the larger) >= this")
-    p.add_argument("--lsh-bands", type=int, help="lsh: candidates share one of this many bands")
-    p.add_argument("--lsh-rows", type=int, help="lsh: min-hashes per band")
-    p.add_argument("--b-threshold", type=int, help="B-similar at >= this many equal supershingles of 6")
-    p.add_argument("--c-threshold", type=int, help="C-similar at >= this many agreeing bits of 384")
-    p.add_argument("--combined-c-threshold", type=int, help="combined: B-similar and C-similarity >= this")
-    p.add_argument("--bucket-cap", type=int, help="buckets with more pages give star edges, not all pairs")
-    p.add_argument("--top", type=int, help="largest clusters shown in the summary")
+    add_config_options(p, NearDupConfig)
     p.add_argument("--pairs", metavar="FILE", type=absolute, help="calibrate: labelled pairs, JSON Lines (.gz ok)")
     p.add_argument("--train-corpus", metavar="NAME", help="calibrate: choose thresholds on this corpus only")
     p.add_argument("--test-corpus", metavar="NAME", help="calibrate: report the chosen thresholds on this corpus")
@@ -50,12 +35,7 @@ def add_parser(subparsers: Any) -> None:
 def neardup_config(args: argparse.Namespace, *, need_io: bool = True) -> NearDupConfig:
     """Defaults <- preset <- --config <- options <- --set."""
     preset = PRESETS[args.preset] if getattr(args, "preset", None) else {}
-    file_layer = config_files(args)
-    cli_layer = {n: getattr(args, n) for n in IO_OPTIONS + OPTIONS if getattr(args, n, None) is not None}
-    if args.master:
-        cli_layer["spark.master"] = args.master
-    overrides = dict(parse_override(item) for item in args.set or [])
-    return merge_settings(NearDupConfig, preset, file_layer, cli_layer, overrides).validate(need_io=need_io)
+    return config_from_args(NearDupConfig, args, preset).validate(need_io=need_io)
 
 
 def run_calibration(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from quiltdetect.common.config import ConfigError, JobConfig, check_int
+from quiltdetect.common.config import ConfigError, JobConfig, check_int, option
 
 ALGORITHMS = ("lsh", "b", "c", "combined", "combined-sites")
 
@@ -23,22 +23,29 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 @dataclass
 class NearDupConfig(JobConfig):
-    """Parameters of a near-duplicate run: the algorithm, its thresholds, and the bucket cap."""
+    """Parameters of a near-duplicate run: the algorithm, its thresholds, and the bucket cap.
 
-    algorithm: str = "lsh"  # lsh | b | c | combined | combined-sites
-    k: int = 4  # shingle length in terms (8 Henzinger, 5 Fetterly)
-    wrap: bool = False  # wrap the shingle window around the page end (Fetterly)
-    resemblance_threshold: float = 0.63  # lsh: near-duplicate at resemblance (Jaccard) >= this
-    containment_threshold: float = 0.96  # lsh: ... or at containment of the smaller page >= this
-    lsh_bands: int = 40  # lsh: candidates share one of this many bands ...
-    lsh_rows: int = 3  # ... of this many min-hashes each (the S-curve: docs/neardup.md)
-    b_threshold: int = 1  # B-similar: at least this many of 6 supershingles equal
-    c_threshold: int = 355  # C-similar: at least this many of 384 simhash bits agree
-    combined_c_threshold: int = 328  # combined: B-similar and C-similarity at least this
-    bucket_cap: int = 200  # a candidate bucket with more pages gives star edges, not all pairs
-    cc_checkpoint_every: int = 4  # connected components: cut the lineage every n rounds
-    cc_max_rounds: int = 100  # connected components: fail (not loop) past this many rounds
-    top: int = 10  # largest clusters shown in the end-of-run summary
+    The default algorithm is lsh: MinHash LSH candidates verified by exact resemblance and
+    containment, thresholds chosen by `quiltdetect neardup calibrate` on the shared Webis
+    labelled pairs (docs/neardup.md has the figures). Henzinger's algorithms: --algorithm
+    b|c|combined|combined-sites; her 2006 values: --preset henzinger2006.
+    """
+
+    algorithm: str = option("lsh", choices=ALGORITHMS, help="lsh | b | c | combined | combined-sites")
+    k: int = option(4, help="shingle length in terms (8 Henzinger, 5 Fetterly)")
+    wrap: bool = option(False, action="store_true", help="wrap shingle windows around the page end (Fetterly)")
+    resemblance_threshold: float = option(0.63, help="lsh: near-duplicate at resemblance (Jaccard) >= this")
+    containment_threshold: float = option(0.96, help="lsh: or at containment (share of the smaller page in the "
+                                                     "larger) >= this")
+    lsh_bands: int = option(40, help="lsh: candidates share one of this many bands")
+    lsh_rows: int = option(3, help="lsh: min-hashes per band (the S-curve: docs/neardup.md)")
+    b_threshold: int = option(1, help="B-similar at >= this many equal supershingles of 6")
+    c_threshold: int = option(355, help="C-similar at >= this many agreeing bits of 384")
+    combined_c_threshold: int = option(328, help="combined: B-similar and C-similarity >= this")
+    bucket_cap: int = option(200, help="buckets with more pages give star edges, not all pairs")
+    cc_checkpoint_every: int = option(4, cli=False, help="connected components: cut the lineage every n rounds")
+    cc_max_rounds: int = option(100, cli=False, help="connected components: fail (not loop) past this many rounds")
+    top: int = option(10, help="largest clusters shown in the summary")
 
     def validate(self, *, need_io: bool = True) -> NearDupConfig:
         """Fail with a message naming the option when a value cannot work."""

@@ -16,11 +16,11 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from quiltdetect.common.caching import keep
+from quiltdetect.common.foreign import server_column
 from quiltdetect.ingest.table import SPILL
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.covering import greedy_covering_set, sample_priority
 from quiltdetect.phrases.monsters import ordered_mean
-from quiltdetect.quilts.servers import server_column
 
 COVER_SCHEMA = "target long, rank int, donor long, covered int, shared int, foreign boolean"
 COVER_COLUMNS = {"target": "int64", "rank": "int32", "donor": "int64", "covered": "int32", "shared": "int32",

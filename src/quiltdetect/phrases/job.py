@@ -87,7 +87,7 @@ def collapse_stage(run: JobRun, samples: DataFrame) -> DataFrame:
 def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
     """§3.3-3.5 on the kept documents' samples: every result table and figure."""
     spark, cfg, metrics, write_table = run.spark, run.cfg, run.metrics, run.out.write_table
-    server = keep(servers(docs, cfg.server), SPILL)
+    server = keep(servers(docs, cfg.foreign), SPILL)
     triples = shingle_triples(kept)
 
     with metrics.stage(spark, "popular", f"(selector, shingle) groups, popular at >= {cfg.popular} documents") as counts:
@@ -132,9 +132,9 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
         counts["without_text"] = int(row["without_text"] or 0)
 
     with metrics.stage(spark, "covering_sets", f"greedy covering sets ({cfg.cover_sample} sample, "
-                                               f"foreign preference: {cfg.server})") as counts:
+                                               f"foreign preference: {cfg.foreign})") as counts:
         sample = keep(cover_sample(doc_n, docs, cfg), SPILL)  # read twice: donors, then the table
-        with_server = cfg.server != "none"
+        with_server = cfg.foreign != "none"
         rows = donor_rows(sample, triples, popular, server if with_server else None)
         picks = covering_sets(rows, cfg.shingles)
         covers, row = run.out.write_counted(
@@ -164,7 +164,7 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
                 hist, cfg.shingles, "Fig. 2: popular shingles per document"),
             "fig3_covering_sets.png": plots.covering_plot(
                 scatter.toPandas(), cfg.shingles, f"Figs. 3-7: covering sets ({cfg.cover_sample} sample, "
-                f"popular >= {cfg.cover_min_popular}, foreign = other {cfg.server})"),
+                f"popular >= {cfg.cover_min_popular}, foreign = other {cfg.foreign})"),
             "fig8_host_stats.png": plots.host_plot(
                 hosts.orderBy(F.desc("n_pages"), "host").limit(PLOT_HOSTS).toPandas(),
                 monsters.orderBy("rank").limit(PLOT_HOSTS).toPandas(), cfg.shingles, cfg.monster_min_mean,
@@ -259,7 +259,7 @@ class PhrasesJob(Job[PhrasesConfig]):
 
     def headline(self, result: JobResult) -> str:
         cfg = self.cfg
-        return f"phrases (k={cfg.k}, shingles={cfg.shingles}, popular>={cfg.popular}, server={cfg.server})"
+        return f"phrases (k={cfg.k}, shingles={cfg.shingles}, popular>={cfg.popular}, foreign={cfg.foreign})"
 
     def details(self, result: JobResult) -> list[str]:
         return summary_lines(result.report, self.cfg)

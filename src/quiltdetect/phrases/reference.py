@@ -14,6 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
+from quiltdetect.common.reference import RefDoc, server_of
 from quiltdetect.kernel.grams import gram_fingerprints
 from quiltdetect.kernel.words import term_hashes, words
 from quiltdetect.neardup.reference import reference_clusters
@@ -21,7 +22,6 @@ from quiltdetect.neardup.supershingles import N_MINHASH, supershingles_of
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.covering import sample_priority
 from quiltdetect.phrases.sampling import selectors
-from quiltdetect.quilts.reference import RefDoc, server_of
 
 MASK = (1 << 64) - 1
 Phrase = tuple[str, ...]
@@ -117,11 +117,11 @@ def reference_phrases(docs: list[RefDoc], cfg: PhrasesConfig) -> RefPhrases:
 
     result = RefPhrases(kept, shingles, dict(counts), n_popular, phrases)
     by_id = {d.doc_id: d for d in docs}
-    servers = {d: server_of(by_id[d], cfg.server) for d in kept}
+    servers = {d: server_of(by_id[d], cfg.foreign) for d in kept}
     eligible = [d for d in kept if n_popular[d] >= cfg.cover_min_popular
                 and (not cfg.cover_servers or servers[d] in cfg.cover_servers)]
     result.covers = {d: greedy(d, [i for i, p in enumerate(shingles[d]) if (i, p) in popular], shingles, servers,
-                               cfg.server != "none")
+                               cfg.foreign != "none")
                      for d in sample_documents(eligible, n_popular, cfg)}
 
     pages: dict[str, list[int]] = defaultdict(list)

@@ -38,6 +38,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from quiltdetect.common.foreign import server_column
 from quiltdetect.kernel.buckets import (
     batch_gram_pairs,
     bucket_bounds,
@@ -54,7 +55,6 @@ from quiltdetect.kernel.buckets import (
     touched_docs,
 )
 from quiltdetect.kernel.words import batch_word_hashes
-from quiltdetect.quilts.servers import server_column
 
 SERVER_SEED = 0x53525652  # "SRVR": server names -> 64-bit ids, compared for equality only
 

@@ -9,37 +9,13 @@ from typing import Any
 
 from quiltdetect.common.config import ConfigError, merge_settings, show_defaults
 from quiltdetect.common.paths import absolute
-from quiltdetect.options import add_io_options, config_from_args, run_job
-from quiltdetect.quilts.config import FOREIGN_CHOICES, QuiltConfig
-
-OPTIONS = ("k", "m", "c", "theta", "foreign", "count_occurrences", "phi", "exclude_attributed", "top",
-           "collapse_near_duplicates", "write_annotated", "write_filtered", "previous")
+from quiltdetect.options import add_config_options, add_io_options, config_from_args, run_job
+from quiltdetect.quilts.config import QuiltConfig
 
 
 def add_quilt_options(parser: argparse.ArgumentParser) -> None:
-    """The quilt parameters (k, m, c, θ) and the foreign rule."""
-    parser.add_argument("-k", type=int, help="gram length in words")
-    parser.add_argument("-m", type=int, help="a patch gram occurs in at most m documents")
-    parser.add_argument("-c", type=int, help="a quilt has at least c source documents")
-    parser.add_argument("--theta", type=float, help="a quilt's patch fraction is at least theta")
-    parser.add_argument("--foreign", choices=FOREIGN_CHOICES,
-                        help="sources must live on another host / registered domain / IP")
-    parser.add_argument("--count-occurrences", action="store_true", default=None,
-                        help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
-    parser.add_argument("--phi", type=float,
-                        help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, then re-judge c")
-    parser.add_argument("--exclude-attributed", action="store_true", default=None,
-                        help="drop quilts that link to one of their sources (aggregators crediting them)")
-    parser.add_argument("--top", type=int, help="quilts shown in the summary")
-    parser.add_argument("--collapse-near-duplicates", action="store_true", default=None,
-                        help="keep one page per near-duplicate cluster first, as Fetterly 2005")
-    parser.add_argument("--write-annotated", action="store_true", default=None,
-                        help="also write annotated/: every document with patchfrac, n_sources and is_quilt")
-    parser.add_argument("--write-filtered", action="store_true", default=None,
-                        help="also write filtered/: the document table without the quilts")
-    parser.add_argument("--previous", metavar="RUN", type=absolute,
-                        help="a finished quilt run's output: add the --input documents to it and write the "
-                             "union's quilts to --output (an update; RUN is only read)")
+    """The quilt parameters (k, m, c, θ), the foreign rule and the rest of QuiltConfig's options."""
+    add_config_options(parser, QuiltConfig)
 
 
 # The demo looks for sources on other hosts: the cross-site quilts a newcomer should see first,
@@ -66,7 +42,7 @@ def add_parser(sub: Any) -> None:
 
 def quilt_config(args: argparse.Namespace) -> QuiltConfig:
     """The quilt job's configuration from its command line."""
-    return config_from_args(QuiltConfig, args, OPTIONS).validate()
+    return config_from_args(QuiltConfig, args).validate()
 
 
 def bundled_sample() -> Path:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, check_int, path_field
+from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, check_int, option
+from quiltdetect.common.foreign import FOREIGN_CHOICES
 
-FOREIGN_CHOICES = ("none", "host", "domain", "ip")
 __all__ = ["FOREIGN_CHOICES", "INPUT_FORMATS", "QuiltConfig"]
 
 
@@ -14,19 +14,28 @@ __all__ = ["FOREIGN_CHOICES", "INPUT_FORMATS", "QuiltConfig"]
 class QuiltConfig(JobConfig):
     """Parameters of a quilt run: the paper's (k, m, c, θ) and the foreign rule, plus I/O."""
 
-    k: int = 5  # gram length in words
-    m: int = 50  # a patch gram occurs in at most m documents
-    c: int = 4  # a quilt has at least c sources
-    theta: float = 0.5  # a quilt's patch fraction is at least theta
-    foreign: str = "none"  # sources must live on another server: none | host | domain | ip
-    count_occurrences: bool = False  # patchfrac over gram occurrences (figure 5) instead of sets
-    phi: float = 0.0  # each kept source covered at least phi * |pgrams(d)| grams when picked
-    exclude_attributed: bool = False  # drop quilts that link to at least one of their sources
-    top: int = 10  # quilts shown in the end-of-run summary
-    collapse_near_duplicates: bool = False  # keep one page per near-duplicate cluster first (Fetterly 2005)
-    write_annotated: bool = False  # also write annotated/: the documents with patchfrac, n_sources, is_quilt
-    write_filtered: bool = False  # also write filtered/: the documents without the quilts
-    previous: str = path_field("run", "")  # a finished quilt run's --output: add --input to it (an update, docs/quilts.md)
+    k: int = option(5, help="gram length in words")
+    m: int = option(50, help="a patch gram occurs in more than 1 and at most m documents")
+    c: int = option(4, help="a quilt has at least c source documents")
+    theta: float = option(0.5, help="a quilt's patch fraction is at least theta")
+    foreign: str = option("none", choices=FOREIGN_CHOICES,
+                          help="sources must live on another host / registered domain / IP (none: anywhere)")
+    count_occurrences: bool = option(False, action="store_true",
+                                     help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
+    phi: float = option(0.0, help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, "
+                                  "then re-judge c")
+    exclude_attributed: bool = option(False, action="store_true",
+                                      help="drop quilts that link to one of their sources (aggregators crediting them)")
+    top: int = option(10, help="quilts shown in the summary")
+    collapse_near_duplicates: bool = option(False, action="store_true",
+                                            help="keep one page per near-duplicate cluster first, as Fetterly 2005")
+    write_annotated: bool = option(False, action="store_true",
+                                   help="also write annotated/: every document with patchfrac, n_sources and is_quilt")
+    write_filtered: bool = option(False, action="store_true",
+                                  help="also write filtered/: the document table without the quilts")
+    previous: str = option("", path="run", metavar="RUN",
+                           help="a finished quilt run's output: add the --input documents to it and write the "
+                                "union's quilts to --output (an update; RUN is only read)")
 
     def validate(self, *, need_io: bool = True) -> QuiltConfig:
         """Fail with a message naming the option when a value cannot work."""

@@ -14,6 +14,7 @@ from pyspark.sql.types import ArrayType, DataType, StructType
 
 from quiltdetect.common.caching import keep
 from quiltdetect.common.folder import OutputFolder
+from quiltdetect.common.foreign import server_column
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint, resolve_previous
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
@@ -40,7 +41,6 @@ from quiltdetect.quilts.increment import (
     restriction,
     union_documents,
 )
-from quiltdetect.quilts.servers import server_column
 from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contributing
 
 log = logging.getLogger(__name__)

@@ -9,19 +9,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from quiltdetect.common.reference import RefDoc, server_of
 from quiltdetect.kernel.words import words
 
-
-@dataclass(frozen=True)
-class RefDoc:
-    """One document as the reference sees it."""
-
-    doc_id: str
-    text: str
-    url: str = ""
-    host: str = ""
-    domain: str = ""
-    ip: str | None = None
+__all__ = ["RefDoc", "RefResult", "server_of"]  # RefDoc and server_of: common.reference, shared with phrases
 
 
 @dataclass
@@ -33,22 +24,6 @@ class RefResult:
     n_patch_grams: int
     patchfrac: float
     sources: list[tuple[str, int, int]] = field(default_factory=list)  # (doc_id, covered, shared)
-
-
-def server_of(doc: RefDoc, foreign: str) -> str | None:
-    """The server a document lives on under a foreign rule; None when the rule is ``none``.
-
-    For ``ip``, a document without an IP falls back to its registered domain.
-    """
-    if foreign == "none":
-        return None
-    if foreign == "host":
-        return doc.host
-    if foreign == "domain":
-        return doc.domain
-    if foreign == "ip":
-        return doc.ip if doc.ip else "domain:" + doc.domain
-    raise ValueError(f"unknown foreign rule {foreign!r}")
 
 
 def kgrams(text: str, k: int) -> list[tuple[str, ...]]:

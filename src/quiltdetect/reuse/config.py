@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, check_int, path_field
+from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, check_int, option
 
 MUTATIONS = ("add", "delete", "modify")
 __all__ = ["MUTATIONS", "ReuseConfig"]
@@ -24,30 +24,41 @@ class ReuseConfig(JobConfig):
     """Parameters of discovery, detection and the mutation experiment, plus I/O."""
 
     # discovery (step 3b): objects occurring MORE than the threshold are labeled
-    chunk_threshold: int = 10
-    file_threshold: int = 10
-    stop_chunks: list[str] = path_field("input", default_factory=list)  # extra stop-chunk files
-    builtin_stop_chunks: bool = True  # use the list shipped in quiltdetect/reuse/data/
-    top_objects: int = 500  # most frequent files/chunks written with an example text
+    chunk_threshold: int = option(10, help="blind discovery labels chunks occurring more often than this")
+    file_threshold: int = option(10, help="blind discovery labels files occurring more often than this")
+    stop_chunks: list[str] = option(path="input", default_factory=list, action="append", metavar="FILE",
+                                    help="extra stop-chunk file (one chunk per line, see reuse/data/stop_chunks.txt); "
+                                         "repeatable")
+    builtin_stop_chunks: bool = option(True, flags=("--no-builtin-stop-chunks",), action="store_false",
+                                       help="do not use the stop-chunk list shipped with quiltdetect")
+    top_objects: int = option(500, help="most frequent files/chunks written with an example text")
     # detection (steps 4-6)
-    labeled: str | None = path_field("input", None)  # discovery output dir, or a corpus to label (informed); None: blind
-    labeled_format: str | None = None  # input format of a labeled corpus (inferred when None)
-    min_chunk_chars: int = 100  # labeled-corpus chunks shorter than this are left out
-    partial_threshold: float | None = None  # contains > this is a partial target; None: mean + std
-    badness_threshold: float | None = None  # badness > this is bad; None: mean + std of neighborhoods
-    broadcast_labeled_rows: int = 2_000_000  # broadcast-join the labeled set up to this size; 0: never
+    labeled: str | None = option(None, path="input", metavar="PATH",
+                                 help="a discovery output directory, or a corpus whose content is sought "
+                                      "(informed); default: blind discovery on the input")
+    labeled_format: str | None = option(None, choices=INPUT_FORMATS, help="input format of a labeled corpus")
+    min_chunk_chars: int = option(100, help="labeled-corpus chunks shorter than this many characters are left out")
+    partial_threshold: float | None = option(None, help="contains above this makes a partial target "
+                                                        "(default: mean + std over pages)")
+    badness_threshold: float | None = option(None, help="badness above this makes a bad neighborhood "
+                                                        "(default: mean + std over neighborhoods)")
+    broadcast_labeled_rows: int = option(2_000_000, cli=False, help="broadcast-join the labeled set up to this "
+                                                                    "many rows; 0: never")
     # cleaning (step 0): recursion errors
-    max_component_repeats: int = 3  # a path component occurring more often is a recursion error
-    max_prefix_depth: int = 96  # deeper neighborhoods (host = 1) are recursion errors (appendix A)
+    max_component_repeats: int = option(3, help="a URL whose path repeats a component more often is a "
+                                                "recursion error")
+    max_prefix_depth: int = option(96, help="a URL whose neighborhood is deeper (host = 1) is a recursion error "
+                                            "(appendix A)")
     # mutate-eval (§5.3-5.4)
-    site: str | None = None  # the neighborhood to mutate, e.g. "copies.example.org/"
-    mutations: list[str] = field(default_factory=lambda: list(MUTATIONS))
-    max_mutations_cpp: float = 6.0  # x axis: mutations per page up to this many average pages' chunks
-    mutation_steps: int = 24  # points on the x axis
-    runs: int = 10  # independent runs averaged per point
-    seed: int = 1
-    max_site_pages: int = 100_000  # the mutated site is simulated on the driver
-    top: int = 20  # rows shown in the end-of-run summary
+    site: str | None = option(None, help="the neighborhood to mutate, e.g. copies.example.org/")
+    mutations: list[str] = option(default_factory=lambda: list(MUTATIONS), help="comma-separated: add,delete,modify")
+    max_mutations_cpp: float = option(6.0, help="x axis up to this many times the average chunks per page")
+    mutation_steps: int = option(24, cli=False, help="points on the x axis")
+    runs: int = option(10, help="runs averaged per point")
+    seed: int = option(1, help="random seed of the mutations")
+    max_site_pages: int = option(100_000, cli=False, help="the mutated site is simulated on the driver: at most "
+                                                          "this many pages")
+    top: int = option(20, help="rows shown in the summary")
 
     def validate(self, *, need_io: bool = True, need_site: bool = False) -> ReuseConfig:
         """Fail with a message naming the option when a value cannot work."""

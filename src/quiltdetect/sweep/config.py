@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from quiltdetect.common.config import ConfigError, JobConfig, check_int
-from quiltdetect.quilts.config import FOREIGN_CHOICES
+from quiltdetect.common.config import ConfigError, JobConfig, check_int, option
+from quiltdetect.common.foreign import FOREIGN_CHOICES
 
 GRIDS = ("star", "full")
 
@@ -57,20 +58,47 @@ def parse_values(option: str, text: str, kind: type) -> list:
     return items
 
 
+def _values(flag: str, kind: type) -> Callable[[str], list]:
+    """How a list option's command-line text is read (``parse_values``)."""
+    return lambda text: parse_values(flag, text, kind)
+
+
+def parse_pivot(text: str) -> list[float]:
+    """``--pivot 5,50,4,0.5`` -> [5, 50, 4, 0.5]."""
+    values = [v.strip() for v in str(text).split(",")]
+    try:
+        pivot = [int(values[0]), int(values[1]), int(values[2]), float(values[3])]
+    except (ValueError, IndexError) as exc:
+        raise ConfigError(f"--pivot {text!r}: give k,m,c,theta such as 5,50,4,0.5") from exc
+    if len(values) != 4:
+        raise ConfigError(f"--pivot {text!r}: give k,m,c,theta such as 5,50,4,0.5")
+    return pivot
+
+
 @dataclass
 class SweepConfig(JobConfig):
-    """A sweep: lists of k, m, c, θ (and φ) around a pivot; one Spark pass per (k, m)."""
+    """A sweep: lists of k, m, c, θ (and φ) around a pivot; one Spark pass per (k, m). The
+    defaults are the grid of Najork 2012's Table 1 around the pivot (5, 50, 4, 0.5). On the
+    command line give lists or ranges: -k 2:10, -m 10:80:10, --theta 0.4:1:0.1, --phi 0,0.05."""
 
-    ks: list[int] = field(default_factory=_table1_ks)  # gram lengths
-    ms: list[int] = field(default_factory=_table1_ms)  # max documents per patch gram
-    cs: list[int] = field(default_factory=_table1_cs)  # min sources
-    thetas: list[float] = field(default_factory=_table1_thetas)  # min patch fractions
-    phis: list[float] = field(default_factory=_no_phi)  # min contribution of a source
-    pivot: list[float] = field(default_factory=lambda: [5, 50, 4, 0.5])  # (k, m, c, θ) of Fig. 3
-    grid: str = "star"  # star: vary one of k, m around the pivot (Table 1); full: every (k, m)
-    foreign: str = "none"  # sources must live on another server: none | host | domain | ip
-    count_occurrences: bool = False  # patchfrac over gram occurrences instead of sets
-    exclude_attributed: bool = False  # do not count quilts that link to one of their sources
+    ks: list[int] = option(default_factory=_table1_ks, flags=("-k",), metavar="LIST", parse=_values("-k", int),
+                           help="gram lengths, e.g. 2:10 or 3,5,8")
+    ms: list[int] = option(default_factory=_table1_ms, flags=("-m",), metavar="LIST", parse=_values("-m", int),
+                           help="max documents per patch gram")
+    cs: list[int] = option(default_factory=_table1_cs, flags=("-c",), metavar="LIST", parse=_values("-c", int),
+                           help="min sources")
+    thetas: list[float] = option(default_factory=_table1_thetas, flags=("--theta",), metavar="LIST",
+                                 parse=_values("--theta", float), help="min patch fractions")
+    phis: list[float] = option(default_factory=_no_phi, flags=("--phi",), metavar="LIST",
+                               parse=_values("--phi", float), help="min contribution of each source")
+    pivot: list[float] = option(default_factory=lambda: [5, 50, 4, 0.5], metavar="K,M,C,THETA", parse=parse_pivot,
+                                help="the pivot (k, m, c, θ) of Fig. 3")
+    grid: str = option("star", choices=GRIDS,
+                       help="star: one of k, m varied around the pivot (Table 1); full: every (k, m)")
+    foreign: str = option("none", choices=FOREIGN_CHOICES, help="sources on another host / domain / IP")
+    count_occurrences: bool = option(False, action="store_true", help="patch fraction over occurrences")
+    exclude_attributed: bool = option(False, action="store_true",
+                                      help="do not count quilts that link to one of their sources")
 
     def validate(self, *, need_io: bool = True) -> SweepConfig:
         """Fail with a message naming the option; sort the lists and add the pivot to them."""
