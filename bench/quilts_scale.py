@@ -59,6 +59,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+if str(REPO) not in sys.path:  # testkit.corpus, the corpus generator (a script's sys.path starts at bench/)
+    sys.path.insert(0, str(REPO))
 CORES = 2
 
 
@@ -86,8 +88,8 @@ def bytecode_cached() -> bool:
 def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet",
                 vocabulary: str = "prose") -> tuple[Path, dict]:
     """The N-page corpus (cached): its path and {pages, words}. ``vocabulary`` "open": remix
-    passes draw every word from an open Zipf vocabulary (``corpus_pool.OpenVocabulary``)."""
-    from corpus import (
+    passes draw every word from an open Zipf vocabulary (``testkit.corpus.pool.OpenVocabulary``)."""
+    from testkit.corpus import (
         find_shared_data,
         generate,
         load_prose,
@@ -133,7 +135,7 @@ def _sharded_corpus(prose, path: Path, n: int, seed: int, vocabulary: str = "pro
     import gc
     import shutil
 
-    from corpus import generate, write_corpus_table
+    from testkit.corpus import generate, write_corpus_table
 
     path.mkdir(parents=True, exist_ok=True)
     pages = words = 0

@@ -10,10 +10,10 @@ from __future__ import annotations
 import html as htmlmod
 from typing import TYPE_CHECKING
 
-from corpus_prose import WORD_RE
+from .prose import WORD_RE
 
-if TYPE_CHECKING:  # the types module imports this one (for Page.html)
-    from corpus_types import Page, Site
+if TYPE_CHECKING:  # the model module imports this one (for Page.html)
+    from .model import Page, Site
 
 __all__ = ["render_html", "visible_text"]
 

@@ -1,7 +1,7 @@
 """The corpus generator's types: sites, pages, ground-truth records and the corpus itself.
 
-They sit in their own module, below every step that builds them, so that the steps and
-``corpus.py`` (which re-exports them, and also runs as a script) import them without a cycle.
+They sit in their own module, below every step that builds them, so that the steps and the
+package (which re-exports them) import them without a cycle.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from corpus_html import render_html
-from corpus_prose import WORD_RE
+from .prose import WORD_RE
+from .render import render_html
 
 __all__ = ["NAMESPACE", "Corpus", "Page", "Site", "TruthRecord"]
 

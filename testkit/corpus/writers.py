@@ -12,10 +12,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from corpus_types import NAMESPACE
+from .model import NAMESPACE
 
 if TYPE_CHECKING:
-    from corpus_types import Corpus, Page
+    from .model import Corpus, Page
 
 __all__ = ["write_corpus_table", "write_truth", "write_warc"]
 
