@@ -22,7 +22,8 @@ reused in *remix passes*: every third word of each sentence (random phase) is
 replaced by a random word of the prose vocabulary, so no 5-gram of an earlier
 pass survives while sentence shapes, punctuation and word statistics stay real.
 
-One module a step; this package re-exports the entry points, the types and the writers:
+One module a step; this package re-exports the entry points, the types and the writers.
+Each module imports only modules listed above it, so the imports go one way (no cycle):
 
 * ``prose``    find ``shared/data``, load the prose, split it into sentences, drop repeated
   sentences;

@@ -136,7 +136,6 @@ class CorpusDraft:
             heading=heading,
             paragraphs=paras,
             date=BASE_DATE,
-            _site=site,
         )
         site.page_indices.append(i)
         self.pages.append(p)
