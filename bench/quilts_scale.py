@@ -59,6 +59,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+if str(REPO) not in sys.path:  # testkit.corpus, the corpus generator (a script's sys.path starts at bench/)
+    sys.path.insert(0, str(REPO))
 CORES = 2
 
 
@@ -86,8 +88,8 @@ def bytecode_cached() -> bool:
 def make_corpus(work: Path, n: int, seed: int, fmt: str = "parquet",
                 vocabulary: str = "prose") -> tuple[Path, dict]:
     """The N-page corpus (cached): its path and {pages, words}. ``vocabulary`` "open": remix
-    passes draw every word from an open Zipf vocabulary (``corpus_pool.OpenVocabulary``)."""
-    from corpus import (
+    passes draw every word from an open Zipf vocabulary (``testkit.corpus.pool.OpenVocabulary``)."""
+    from testkit.corpus import (
         find_shared_data,
         generate,
         load_prose,
@@ -133,7 +135,7 @@ def _sharded_corpus(prose, path: Path, n: int, seed: int, vocabulary: str = "pro
     import gc
     import shutil
 
-    from corpus import generate, write_corpus_table
+    from testkit.corpus import generate, write_corpus_table
 
     path.mkdir(parents=True, exist_ok=True)
     pages = words = 0
@@ -718,7 +720,8 @@ def skip_spec(text: str) -> tuple[str, int | None]:
         raise argparse.ArgumentTypeError(f"{text!r}: N in JOB@N is a page count, e.g. mwo-join@1000000") from None
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``one`` (a child's measured run), ``plot``, or no command (the harness)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd")
     one = sub.add_parser("one")
@@ -765,115 +768,186 @@ def main() -> None:
                          "and henzinger-calibrated), phrases, reuse (discover), mwo (index, join at t = 0.8) and "
                          "sweep (default grid) run beside quilts at every size; floor (bench/floor.py) after "
                          "quilts at every size")
-    args = ap.parse_args()
+    return ap
+
+
+def plot_runs(paths: list[Path], png: Path) -> None:
+    """``plot``: one plot of time against N from several runs' JSON."""
+    merged: dict = {"runs": [], "stopped": []}
+    for path in paths:
+        one_run = json.loads(path.read_text())
+        merged["runs"] += one_run.get("runs", [])
+        merged["stopped"] += one_run.get("stopped", [])
+    plot(merged, png)
+
+
+class Results:
+    """A harness run's figures (``data``), written to ``<out>/quilts_scale.json`` as they come."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.path = args.out / "quilts_scale.json"
+        self.data: dict = {"command": " ".join(sys.argv), "vocabulary": args.vocabulary, "cores": CORES,
+                           "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "bytecode_cached": bytecode_cached(),
+                           "runs": []}
+
+    def save(self) -> None:
+        self.path.write_text(json.dumps(self.data, indent=2))
+
+    def record(self, label: str, mode: str, meta: dict, res: dict) -> None:
+        """A measured run's row, with its rates per core and per CPU-second; the table so far printed."""
+        res.update(label=label, mode=mode, pages=meta["pages"], words=meta["words"])
+        res["pages_per_s_core"] = meta["pages"] / res["seconds"] / CORES
+        res["words_per_s_core"] = meta["words"] / res["seconds"] / CORES
+        res["pages_per_cpu_s"] = meta["pages"] / res["cpu_seconds"]
+        self.data["runs"].append(res)
+        self.save()
+        print(summary(self.data), flush=True)
+
+    def add(self, key: str, row: dict) -> None:
+        """A row of the ``key`` list (stopped, failed, floor), saved at once."""
+        self.data.setdefault(key, []).append(row)
+        self.save()
+
+    def quilts_seconds(self, pages: int) -> list[float]:
+        """The quilt job's seconds on the corpus of ``pages`` pages (empty before it ran)."""
+        return [r["seconds"] for r in self.data["runs"] if r["mode"] == "quilts" and r["pages"] == pages]
+
+
+def run_quilts(args: argparse.Namespace, results: Results, n: int, path: Path, meta: dict) -> None:
+    """--only quilts: the quilt job on the N-page corpus."""
+    res = child("quilts", path, args.work / f"q{n}", args.work / f"q{n}.json", args)
+    results.record(f"quilts parquet {n}", "quilts", meta, res)
+    dropped(args, args.work / f"q{n}")
+
+
+def run_job(args: argparse.Namespace, results: Results, mode: str, n: int, path: Path, meta: dict) -> None:
+    """One job of an --only group (``ONLY_GROUPS``) on the N-page corpus, unless --skip leaves it
+    out; one stopped at its --cap or failing is recorded as such (``stopped``, ``failed``)."""
+    if (mode, None) in args.skip or (mode, n) in args.skip:
+        results.data.setdefault("skipped", []).append({"mode": mode, "pages": n})
+        return
+    started = time.perf_counter()
+    quilts = results.quilts_seconds(meta["pages"])
+    cap = args.cap * goal_ratio(mode) * quilts[0] if args.cap and quilts else None
+    try:
+        res = child(mode, path, args.work / f"{mode}{n}", args.work / f"{mode}{n}.json", args, cap=cap)
+    except Stopped as stop:  # over its goal by the cap's factor: where it was is the figure
+        results.add("stopped", {
+            "mode": mode, "pages": meta["pages"], "seconds": round(stop.seconds, 1),
+            "cap_seconds": round(cap, 1), "goal_ratio": goal_ratio(mode),
+            "quilts_seconds": quilts[0], "running": stop.progress,
+            "stage_seconds": stop.stage_seconds})
+        print(f"{mode} parquet {n}: stopped at {stop.seconds:.0f} s ({args.cap:g} x its goal of "
+              f"{goal_ratio(mode):g} x quilts), in {stop.progress}", flush=True)
+        return
+    except subprocess.CalledProcessError as exc:  # one job failing at a size is a figure too
+        results.add("failed", {"mode": mode, "pages": meta["pages"], "exit_status": exc.returncode,
+                               "seconds": round(time.perf_counter() - started, 1)})
+        print(f"{mode} parquet {n}: failed with exit status {exc.returncode}", flush=True)
+        return
+    finally:
+        dropped(args, args.work / f"{mode}{n}")
+    results.record(f"{mode} parquet {n}", mode, meta, res)
+
+
+def run_floor(args: argparse.Namespace, results: Results, n: int, path: Path, meta: dict) -> None:
+    """--only floor: ``bench/floor.py`` on the N-page corpus, and the quilt job's time over the floor's."""
+    res = floor_child(path, args.work / f"floor{n}")
+    quilts = results.quilts_seconds(meta["pages"])
+    row = {"pages": meta["pages"], **res}
+    if quilts:
+        row["job_over_floor"] = round(quilts[0] / res["seconds"]["total"], 3)
+    results.add("floor", row)
+    print(f"floor {n}: {json.dumps(row['seconds'])}, job / floor {row.get('job_over_floor')}", flush=True)
+
+
+def run_naive(args: argparse.Namespace, results: Results, n: int, path: Path, meta: dict) -> None:
+    """--only naive: the straightforward port (``bench/quilts_naive.py``) on the N-page corpus."""
+    res = child("naive", path, args.work / f"naive{n}", args.work / f"naive{n}.json", args)
+    results.record(f"naive port {n}", "naive", meta, res)
+
+
+def run_size(args: argparse.Namespace, results: Results, only: set[str], n: int) -> None:
+    """The runs on the N-page corpus: quilts, the other --only groups' jobs, floor, the naive port."""
+    path, meta = make_corpus(args.work, n, args.seed, vocabulary=args.vocabulary)
+    if "quilts" in only:
+        run_quilts(args, results, n, path, meta)
+    for group, modes in ONLY_GROUPS.items():
+        if group != "quilts" and group in only:
+            for mode in modes:
+                run_job(args, results, mode, n, path, meta)
+    if "floor" in only:
+        run_floor(args, results, n, path, meta)
+    if "naive" in only and n <= args.port_max:
+        run_naive(args, results, n, path, meta)
+
+
+def run_kernel(args: argparse.Namespace, results: Results) -> None:
+    """--only kernel: the kernel's rates on one core, on the smallest size's corpus."""
+    path, _ = make_corpus(args.work, min(args.sizes), args.seed)
+    results.data["kernel"] = kernel_rates(path)
+    print(json.dumps(results.data["kernel"]), flush=True)
+
+
+def run_warc(args: argparse.Namespace, results: Results) -> None:
+    """--only warc: the quilt job on a corpus of --warc-pages pages written as WARC."""
+    path, meta = make_corpus(args.work, args.warc_pages, args.seed, fmt="warc")
+    res = child("quilts", path, args.work / f"w{args.warc_pages}", args.work / f"w{args.warc_pages}.json", args)
+    results.record(f"quilts warc {args.warc_pages}", "warc", meta, res)
+
+
+def run_skew(args: argparse.Namespace, results: Results) -> None:
+    """--only skew: the quilt job on the two skewed variants of the --skew-pages corpus."""
+    base, _ = make_corpus(args.work, args.skew_pages, args.seed)
+    for kind in ("boilerplate", "long"):
+        path, meta = make_skewed(args.work, base, kind)
+        res = child("quilts", path, args.work / f"skew-{kind}", args.work / f"skew-{kind}.json", args)
+        results.record(f"skew {kind} {args.skew_pages}", f"skew-{kind}", meta, res)
+
+
+def run_harness(args: argparse.Namespace) -> None:
+    """No command: the --only runs (default quilts, naive, kernel, warc, skew), then
+    ``<out>/quilts_scale.json``, its plot and its table."""
+    args.work.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    only = set(args.only or ["quilts", "naive", "kernel", "warc", "skew"])
+    results = Results(args)
+    if not results.data["bytecode_cached"]:
+        print("warning: pandas and PySpark have no compiled bytecode here, so every Python process compiles "
+              "them again (about 1.3 s each) and small runs look slower than they are: compile the "
+              "environment's site-packages once (python -m compileall -q -j 0 <site-packages>), or install "
+              "with pip or with uv pip install --compile-bytecode", file=sys.stderr, flush=True)
+    # the corpora of --sizes only for the runs that use them (--only incremental makes its own)
+    per_size = "naive" in only or "floor" in only or any(group in only for group in ONLY_GROUPS)
+    for n in sorted(args.sizes) if per_size else []:
+        run_size(args, results, only, n)
+    if "kernel" in only:
+        run_kernel(args, results)
+    if "warc" in only and args.warc_pages:
+        run_warc(args, results)
+    if "skew" in only and args.skew_pages:
+        run_skew(args, results)
+    if "incremental" in only:
+        results.data["incremental"] = incremental_rows(args, results.record)
+    results.data["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    results.save()
+    plot(results.data, args.out / "quilts_scale.png")
+    print(summary(results.data))
+
+
+def main() -> None:
+    """Parse the command line and run its mode: ``one``, ``plot`` or the harness."""
+    args = build_parser().parse_args()
     if args.driver_memory is None:  # what a user running the console command gets
         from quiltdetect.common.config import local_spark_defaults
 
         args.driver_memory = local_spark_defaults()["spark.driver.memory"]
     if args.cmd == "one":
         run_one(args)
-        return
-    if args.cmd == "plot":
-        merged: dict = {"runs": [], "stopped": []}
-        for path in args.results:
-            one_run = json.loads(path.read_text())
-            merged["runs"] += one_run.get("runs", [])
-            merged["stopped"] += one_run.get("stopped", [])
-        plot(merged, args.png)
-        return
-    args.work.mkdir(parents=True, exist_ok=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    only = set(args.only or ["quilts", "naive", "kernel", "warc", "skew"])
-    results: dict = {"command": " ".join(sys.argv), "vocabulary": args.vocabulary, "cores": CORES, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                     "bytecode_cached": bytecode_cached(), "runs": []}
-    if not results["bytecode_cached"]:
-        print("warning: pandas and PySpark have no compiled bytecode here, so every Python process compiles "
-              "them again (about 1.3 s each) and small runs look slower than they are: compile the "
-              "environment's site-packages once (python -m compileall -q -j 0 <site-packages>), or install "
-              "with pip or with uv pip install --compile-bytecode", file=sys.stderr, flush=True)
-    out_json = args.out / "quilts_scale.json"
-
-    def record(label: str, mode: str, meta: dict, res: dict) -> None:
-        res.update(label=label, mode=mode, pages=meta["pages"], words=meta["words"])
-        res["pages_per_s_core"] = meta["pages"] / res["seconds"] / CORES
-        res["words_per_s_core"] = meta["words"] / res["seconds"] / CORES
-        res["pages_per_cpu_s"] = meta["pages"] / res["cpu_seconds"]
-        results["runs"].append(res)
-        out_json.write_text(json.dumps(results, indent=2))
-        print(summary(results), flush=True)
-
-    # the corpora of --sizes only for the runs that use them (--only incremental makes its own)
-    per_size = "naive" in only or "floor" in only or any(group in only for group in ONLY_GROUPS)
-    for n in sorted(args.sizes) if per_size else []:
-        path, meta = make_corpus(args.work, n, args.seed, vocabulary=args.vocabulary)
-        if "quilts" in only:
-            res = child("quilts", path, args.work / f"q{n}", args.work / f"q{n}.json", args)
-            record(f"quilts parquet {n}", "quilts", meta, res)
-            dropped(args, args.work / f"q{n}")
-        for group, modes in ONLY_GROUPS.items():
-            if group == "quilts" or group not in only:
-                continue
-            for mode in modes:
-                if (mode, None) in args.skip or (mode, n) in args.skip:
-                    results.setdefault("skipped", []).append({"mode": mode, "pages": n})
-                    continue
-                started = time.perf_counter()
-                quilts = [r["seconds"] for r in results["runs"] if r["mode"] == "quilts" and r["pages"] == meta["pages"]]
-                cap = args.cap * goal_ratio(mode) * quilts[0] if args.cap and quilts else None
-                try:
-                    res = child(mode, path, args.work / f"{mode}{n}", args.work / f"{mode}{n}.json", args, cap=cap)
-                except Stopped as stop:  # over its goal by the cap's factor: where it was is the figure
-                    results.setdefault("stopped", []).append({
-                        "mode": mode, "pages": meta["pages"], "seconds": round(stop.seconds, 1),
-                        "cap_seconds": round(cap, 1), "goal_ratio": goal_ratio(mode),
-                        "quilts_seconds": quilts[0], "running": stop.progress,
-                        "stage_seconds": stop.stage_seconds})
-                    out_json.write_text(json.dumps(results, indent=2))
-                    print(f"{mode} parquet {n}: stopped at {stop.seconds:.0f} s ({args.cap:g} x its goal of "
-                          f"{goal_ratio(mode):g} x quilts), in {stop.progress}", flush=True)
-                    continue
-                except subprocess.CalledProcessError as exc:  # one job failing at a size is a figure too
-                    results.setdefault("failed", []).append({"mode": mode, "pages": meta["pages"],
-                                                              "exit_status": exc.returncode,
-                                                              "seconds": round(time.perf_counter() - started, 1)})
-                    out_json.write_text(json.dumps(results, indent=2))
-                    print(f"{mode} parquet {n}: failed with exit status {exc.returncode}", flush=True)
-                    continue
-                finally:
-                    dropped(args, args.work / f"{mode}{n}")
-                record(f"{mode} parquet {n}", mode, meta, res)
-        if "floor" in only:
-            res = floor_child(path, args.work / f"floor{n}")
-            quilts = [r["seconds"] for r in results["runs"] if r["mode"] == "quilts" and r["pages"] == meta["pages"]]
-            row = {"pages": meta["pages"], **res}
-            if quilts:
-                row["job_over_floor"] = round(quilts[0] / res["seconds"]["total"], 3)
-            results.setdefault("floor", []).append(row)
-            out_json.write_text(json.dumps(results, indent=2))
-            print(f"floor {n}: {json.dumps(row['seconds'])}, job / floor {row.get('job_over_floor')}", flush=True)
-        if "naive" in only and n <= args.port_max:
-            res = child("naive", path, args.work / f"naive{n}", args.work / f"naive{n}.json", args)
-            record(f"naive port {n}", "naive", meta, res)
-    if "kernel" in only:
-        path, _ = make_corpus(args.work, min(args.sizes), args.seed)
-        results["kernel"] = kernel_rates(path)
-        print(json.dumps(results["kernel"]), flush=True)
-    if "warc" in only and args.warc_pages:
-        path, meta = make_corpus(args.work, args.warc_pages, args.seed, fmt="warc")
-        res = child("quilts", path, args.work / f"w{args.warc_pages}", args.work / f"w{args.warc_pages}.json", args)
-        record(f"quilts warc {args.warc_pages}", "warc", meta, res)
-    if "skew" in only and args.skew_pages:
-        base, _ = make_corpus(args.work, args.skew_pages, args.seed)
-        for kind in ("boilerplate", "long"):
-            path, meta = make_skewed(args.work, base, kind)
-            res = child("quilts", path, args.work / f"skew-{kind}", args.work / f"skew-{kind}.json", args)
-            record(f"skew {kind} {args.skew_pages}", f"skew-{kind}", meta, res)
-    if "incremental" in only:
-        results["incremental"] = incremental_rows(args, record)
-    results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-    out_json.write_text(json.dumps(results, indent=2))
-    plot(results, args.out / "quilts_scale.png")
-    print(summary(results))
+    elif args.cmd == "plot":
+        plot_runs(args.results, args.png)
+    else:
+        run_harness(args)
 
 
 if __name__ == "__main__":

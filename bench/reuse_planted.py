@@ -30,8 +30,9 @@ import re
 import sys
 from pathlib import Path
 
-from corpus import find_shared_data
-from corpus import main as generate_main
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: testkit/
+from testkit.corpus import find_shared_data  # noqa: E402
+from testkit.corpus import main as generate_main  # noqa: E402
 
 HEADING = re.compile(r"^=+\s*(.*?)\s*=+$")
 ADS = ["Casino bonus {n}% today only", "Cheap flights from ${n}", "Click here to win {n} free spins",

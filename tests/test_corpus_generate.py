@@ -6,14 +6,13 @@ import gzip
 import json
 import os
 import re
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import corpus as gen  # noqa: E402  (test and benchmark support code, not in the package)
+import testkit.corpus as gen  # test and benchmark support code, not in the wheel
+from testkit.corpus.render import render_html
 
 WORD = re.compile(r"[^\W_]+")
 
@@ -117,10 +116,11 @@ def test_deterministic_bytes(prose, tmp_path):
 
 
 def test_open_vocabulary_remixes_every_word_from_a_growing_vocabulary(prose):
-    """``--vocabulary open`` (bench/corpus_pool.py): remix passes replace every word, drawing
+    """``--vocabulary open`` (testkit/corpus/pool.py): remix passes replace every word, drawing
     from a vocabulary whose distinct words keep growing; pass 0 and the default are as before."""
     import numpy as np
-    from corpus_pool import OpenVocabulary, SentencePool
+
+    from testkit.corpus.pool import OpenVocabulary, SentencePool
 
     docs = prose[:60]
     pools = {v: SentencePool(docs, np.random.default_rng(5), v) for v in ("prose", "open")}
@@ -161,7 +161,7 @@ def test_structure(corpus300):
 
 def test_html_has_text_and_markup(corpus300):
     p = next(p for p in corpus300.pages if p.kind == "quilt")
-    h = p.html
+    h = render_html(p, corpus300.sites[p.site])
     for tag in (
         "<title>",
         "<nav>",

@@ -4,7 +4,6 @@ prose with planted slice-and-dice sites, which must head the monster list."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -50,9 +49,8 @@ def test_options_file_and_set_layer(tmp_path):
 
 @pytest.fixture(scope="module")
 def crawl(shared, tmp_path_factory):
-    sys.path.insert(0, str(REPO / "bench"))
-    from corpus import load_prose
-    from phrases_corpus import build, write_jsonl
+    from testkit.corpus import load_prose
+    from testkit.corpus.phrases import build, write_jsonl
 
     built = build(load_prose(shared), seed=3, normal_sites=5, normal_pages=(10, 14), monster_sites=2,
                   monster_pages=(12, 14), pool_size=25, network_sites=1, mirrors=4, template_pages=12)

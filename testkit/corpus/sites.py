@@ -9,8 +9,9 @@ as in a real crawl.
 from __future__ import annotations
 
 import numpy as np
-from corpus_pool import SentencePool
-from corpus_types import Page, Site
+
+from .model import Page, Site
+from .pool import SentencePool
 
 __all__ = ["HOST_PREFIXES", "SECTIONS", "TLDS", "link_nav", "make_sites", "site_sizes"]
 

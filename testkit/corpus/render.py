@@ -8,12 +8,9 @@ tags carry no visible words.
 from __future__ import annotations
 
 import html as htmlmod
-from typing import TYPE_CHECKING
 
-from corpus_prose import WORD_RE
-
-if TYPE_CHECKING:  # the types module imports this one (for Page.html)
-    from corpus_types import Page, Site
+from .model import Page, Site
+from .prose import WORD_RE
 
 __all__ = ["render_html", "visible_text"]
 
@@ -34,7 +31,8 @@ def visible_text(page: Page, site: Site) -> str:
 
 
 def render_html(page: Page, site: Site) -> str:
-    """HTML for ``page``: visible text equals ``page.text`` (script/style carry no visible words)."""
+    """A real-looking HTML page for ``page`` on ``site``: its visible text equals ``page.text``
+    (script/style carry no visible words)."""
     e = htmlmod.escape
     desc = e(page.paragraphs[0][:150]) if page.paragraphs else ""
     kw = ", ".join(dict.fromkeys(w.lower() for w in WORD_RE.findall(page.heading) if len(w) > 3))

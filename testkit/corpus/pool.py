@@ -23,7 +23,8 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-from corpus_prose import WORD_RE, ProseDoc
+
+from .prose import WORD_RE, ProseDoc
 
 __all__ = ["VOCABULARIES", "WORD_SPLIT", "OpenVocabulary", "SentencePool"]
 

@@ -12,10 +12,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from corpus_types import NAMESPACE
+from .model import NAMESPACE
+from .render import render_html
 
 if TYPE_CHECKING:
-    from corpus_types import Corpus, Page
+    from .model import Corpus, Page, Site
 
 __all__ = ["write_corpus_table", "write_truth", "write_warc"]
 
@@ -46,9 +47,9 @@ def _warcinfo_record(writer, corpus: Corpus, path: Path):
     )
 
 
-def _page_records(writer, seed: int, p: Page) -> tuple:
-    """The request record and the response record (HTTP headers and HTML) of one page;
-    the response's record id is the page id."""
+def _page_records(writer, seed: int, p: Page, site: Site) -> tuple:
+    """The request record and the response record (HTTP headers and HTML) of one page on
+    ``site``; the response's record id is the page id."""
     from warcio.statusandheaders import StatusAndHeaders
 
     date = _warc_date(p.date)
@@ -70,7 +71,7 @@ def _page_records(writer, seed: int, p: Page) -> tuple:
             "WARC-IP-Address": p.ip,
         },
     )
-    body = p.html.encode("utf-8")
+    body = render_html(p, site).encode("utf-8")
     http_headers = StatusAndHeaders(
         "200 OK",
         [
@@ -112,7 +113,7 @@ def write_warc(corpus: Corpus, path: Path | str) -> int:
         writer.write_record(_warcinfo_record(writer, corpus, path))
         n += 1
         for p in corpus.pages:
-            req, resp = _page_records(writer, corpus.seed, p)
+            req, resp = _page_records(writer, corpus.seed, p, corpus.sites[p.site])
             writer.write_record(req)
             writer.write_record(resp)
             n += 2

@@ -9,6 +9,7 @@ the output: reorder nothing without regenerating the reference corpora.
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import uuid
@@ -18,13 +19,14 @@ from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
 import numpy as np
-from corpus_html import visible_text
-from corpus_pool import WORD_SPLIT, SentencePool
-from corpus_prose import WORD_RE, ProseDoc
-from corpus_sites import link_nav, make_sites, site_sizes
-from corpus_types import NAMESPACE, Corpus, Page, Site, TruthRecord
 
-__all__ = ["CorpusDraft", "PageCounts", "build_corpus", "page_counts"]
+from .model import NAMESPACE, Corpus, Page, Site, TruthRecord
+from .pool import WORD_SPLIT, SentencePool
+from .prose import WORD_RE, ProseDoc
+from .render import visible_text
+from .sites import link_nav, make_sites, site_sizes
+
+__all__ = ["CorpusDraft", "PageCounts", "build_corpus", "generate", "page_counts"]
 
 BASE_DATE = datetime(2024, 3, 1, tzinfo=timezone.utc)  # crawl dates count on from here
 
@@ -134,7 +136,6 @@ class CorpusDraft:
             heading=heading,
             paragraphs=paras,
             date=BASE_DATE,
-            _site=site,
         )
         site.page_indices.append(i)
         self.pages.append(p)
@@ -367,7 +368,7 @@ def to_crawl_order(draft: CorpusDraft) -> Corpus:
 
 def build_corpus(prose: Sequence[ProseDoc], n_pages: int, seed: int, vocabulary: str = "prose") -> Corpus:
     """Generate ``n_pages`` pages deterministically for ``seed``: the steps above, in order
-    (``vocabulary``: what remix passes draw from, ``corpus_pool.VOCABULARIES``)."""
+    (``vocabulary``: what remix passes draw from, ``pool.VOCABULARIES``)."""
     counts = page_counts(n_pages)
     draft = start_draft(prose, n_pages, seed, vocabulary)
     write_originals(draft, counts.originals)
@@ -375,3 +376,19 @@ def build_corpus(prose: Sequence[ProseDoc], n_pages: int, seed: int, vocabulary:
     plant_quilts_and_controls(draft, counts.quilts, counts.controls)
     add_boilerplate_text(draft)
     return to_crawl_order(draft)
+
+
+def generate(prose: Sequence[ProseDoc], n_pages: int, seed: int, vocabulary: str = "prose") -> Corpus:
+    """Generate ``n_pages`` pages deterministically for ``seed`` (``build_corpus``, with the
+    cyclic garbage collector off); ``vocabulary`` "open" makes remix passes draw every word from
+    an open Zipf vocabulary (``pool.OpenVocabulary``)."""
+    if n_pages < 1:
+        raise ValueError("n_pages must be >= 1")
+    # millions of small, long-lived strings: the cyclic GC would rescan them over and over
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return build_corpus(prose, n_pages, seed, vocabulary)
+    finally:
+        if enabled:
+            gc.enable()

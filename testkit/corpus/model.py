@@ -1,7 +1,8 @@
 """The corpus generator's types: sites, pages, ground-truth records and the corpus itself.
 
-They sit in their own module, below every step that builds them, so that the steps and
-``corpus.py`` (which re-exports them, and also runs as a script) import them without a cycle.
+They sit in their own module, below every step that builds or renders them, so that the steps,
+the HTML of ``render`` and the package (which re-exports them) import them without a cycle: this
+module imports only ``prose``. A page's HTML is ``render.render_html(page, corpus.sites[page.site])``.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from corpus_html import render_html
-from corpus_prose import WORD_RE
+from .prose import WORD_RE
 
 __all__ = ["NAMESPACE", "Corpus", "Page", "Site", "TruthRecord"]
 
@@ -36,7 +36,7 @@ class Site:
 
 @dataclass
 class Page:
-    """One page: identifiers, its pieces, and the visible ``text``; ``html`` on demand."""
+    """One page: identifiers, its pieces, and the visible ``text`` (its HTML: ``render``)."""
 
     index: int
     id: str
@@ -50,13 +50,6 @@ class Page:
     date: datetime
     attribution: list[tuple[str, str]] = field(default_factory=list)  # (anchor text, url)
     text: str = ""
-    _site: Site | None = field(default=None, repr=False)
-
-    @property
-    def html(self) -> str:
-        """A real-looking HTML page whose visible text is ``text``."""
-        assert self._site is not None
-        return render_html(self, self._site)
 
 
 @dataclass(frozen=True)

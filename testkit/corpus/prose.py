@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["WORD_RE", "ProseDoc", "load_prose", "split_sentences"]
+__all__ = ["WORD_RE", "ProseDoc", "find_shared_data", "load_prose", "split_sentences"]
 
 WORD_RE = re.compile(r"[^\W_]+")
 # Split after . ! ? (plus closing quotes/brackets) when a capital, digit or opening quote follows.
@@ -33,6 +33,20 @@ class ProseDoc:
     name: str
     licence: str
     sentences: tuple[str, ...]
+
+
+def find_shared_data(start: Path | None = None) -> Path | None:
+    """The ``shared/data`` directory: ./shared/data, ../shared/data or ../../shared/data from
+    ``start`` (default: the working directory, then this checkout)."""
+    starts = (
+        [Path(start)] if start is not None else [Path.cwd(), Path(__file__).resolve().parents[2]]
+    )
+    for begin in starts:
+        for up in (begin, begin.parent, begin.parent.parent):
+            cand = up / "shared" / "data"
+            if (cand / "text_corpora").is_dir():
+                return cand
+    return None
 
 
 def split_sentences(text: str) -> list[str]:

@@ -1,0 +1,9 @@
+"""Test and benchmark support code of the repository: not part of the installed package.
+
+``pyproject.toml`` finds the wheel's packages under ``src/`` only, so nothing here is shipped;
+the tests import it from the repository root (pytest's ``pythonpath``), and the scripts of
+``bench/`` put the repository root on ``sys.path`` themselves.
+
+* ``testkit.corpus``  the synthetic web corpus with planted quilts (and the slice-and-dice
+  crawl of ``testkit.corpus.phrases``), built from the real prose of ``../shared/data``.
+"""
