@@ -575,13 +575,13 @@ def kernel_rates(corpus: Path, n_pages: int = 3000) -> dict:
     import pyarrow.parquet as pq
 
     from quiltdetect.kernel.grams import distinct_grams
-    from quiltdetect.kernel.words import WORD_RE, WORD_SEED, batch_word_hashes, word_hashes
+    from quiltdetect.kernel.words import WORD_SEED, batch_word_hashes, word_hashes, words
 
     texts = pq.read_table(corpus).column("text").to_pylist()[:n_pages]
-    n_words = sum(len(WORD_RE.findall(t.lower())) for t in texts)
+    n_words = sum(len(words(t)) for t in texts)
 
     def plain(text: str):
-        return [mmh3.hash64(w, WORD_SEED, signed=False)[0] for w in WORD_RE.findall(text.lower())]
+        return [mmh3.hash64(w, WORD_SEED, signed=False)[0] for w in words(text)]
 
     from quiltdetect.kernel.buckets import batch_gram_pairs
 
@@ -596,7 +596,7 @@ def kernel_rates(corpus: Path, n_pages: int = 3000) -> dict:
         return lambda: [fn(texts[i : i + 2000]) for i in range(0, len(texts), 2000)]
 
     rates = {}
-    for name, run in (("tokenise", per_text(lambda t: WORD_RE.findall(t.lower()))),
+    for name, run in (("tokenise", per_text(words)),
                       ("tokenise_hash_plain", per_text(plain)),
                       ("tokenise_hash_memo", per_text(word_hashes)),
                       ("tokenise_hash_batch", per_batch(batch_word_hashes)),

@@ -201,10 +201,11 @@ def test_stages_are_reused_only_through_the_run():
 
 def test_no_module_reaches_into_another_modules_private_names():
     """A name that starts with ``_`` belongs to its module: another module (of the package or
-    of bench/) that imports it, or reads it as ``module._name``, depends on what may change
+    of bench/ or testkit/) that imports it, or reads it as ``module._name``, depends on what may change
     without notice. Make it public, with a docstring, or move it."""
     reached = []
-    files = sorted(PACKAGE.rglob("*.py")) + sorted((PACKAGE.parents[1] / "bench").rglob("*.py"))
+    repo = PACKAGE.parents[1]
+    files = [*sorted(PACKAGE.rglob("*.py")), *sorted((repo / "bench").rglob("*.py")), *sorted((repo / "testkit").rglob("*.py"))]
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         module_names = set()

@@ -96,7 +96,7 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
         # popular ones are kept, with one row per bucket giving its number of groups, and
         # checkpointed first, so that the joins below see their real size and broadcast them
         # when small (no shuffle of triples). Not cached: the later stages re-ran the count
-        # of a cached one (docs/performance.md, stop 45)
+        # of a cached one (docs/history/performance-log.md, "Popular shingles counted by sorting (stop 45)")
         groups = Observation("shingle_groups")
         counted = popular_shingles(kept, cfg.shingles, cfg.popular).observe(
             groups, F.sum(F.when(F.col("selector") < 0, F.col("n_documents"))).alias("n"))
