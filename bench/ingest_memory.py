@@ -136,7 +136,7 @@ def build(work: Path) -> dict[str, Path]:
 def run_one(input_dir: str, output: str, json_path: str) -> None:
     """Child process: one ``quiltdetect ingest`` run with its memory figures, as JSON."""
     from quiltdetect.cli import build_parser
-    from quiltdetect.doctable.job import IngestConfig, IngestJob
+    from quiltdetect.ingest.job import IngestConfig, IngestJob
     from quiltdetect.options import config_from_args, start_job
 
     sampler = MemorySampler()

@@ -176,6 +176,19 @@ def test_jobs_persist_only_through_the_run_that_releases_it():
     assert bare == [], "use common.caching.keep / cut instead: " + ", ".join(bare)
 
 
+
+def test_storage_levels_are_named_once():
+    """SPILL, ON_DISK and TEXT_CACHE live in ``common.caching``, beside ``keep``: a job names the
+    level it keeps a table at, and where each level is chosen is one place to read."""
+    elsewhere = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "common" / "caching.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "StorageLevel":
+                elsewhere.append(f"{path.relative_to(PACKAGE)}:{node.lineno} StorageLevel.{node.attr}")
+    assert elsewhere == []
+
 def calls(path: Path) -> list[ast.Call]:
     return [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Call)]
 
@@ -227,7 +240,7 @@ def test_no_module_reaches_into_another_modules_private_names():
 # Analyses and who may build on whom: an arrow a -> b lets a import b's modules (never its
 # job module: that is the job, not a library). Everything else sits below them (kernel, common,
 # ingest, options, lifecycle) or above them (cli, api). docs/architecture.md draws the same.
-ANALYSES = {"neardup", "quilts", "sweep", "phrases", "reuse", "mwo", "doctable", "review"}
+ANALYSES = {"neardup", "quilts", "sweep", "phrases", "reuse", "mwo", "review"}
 BUILDS_ON = {"quilts": {"neardup"}, "sweep": {"quilts"}, "phrases": {"neardup"}}
 ABOVE = {"quiltdetect.cli", "quiltdetect.api", "quiltdetect.conftemplates", "quiltdetect"}
 
@@ -252,3 +265,25 @@ def test_analyses_build_on_each_other_only_in_the_documented_order_and_never_on_
     assert wrong == []
     text = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
     assert "neardup ← quilts ← sweep" in text and "neardup ← phrases" in text
+
+
+def longest(n: int = 10) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """The ``n`` longest functions (lines, with their docstrings) and files of the package."""
+    functions, files = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(PACKAGE.parent)
+        files.append((len(text.splitlines()), str(where)))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.append((node.end_lineno - node.lineno + 1, f"{where}:{node.lineno} {node.name}"))
+    return sorted(functions, reverse=True)[:n], sorted(files, reverse=True)[:n]
+
+
+if __name__ == "__main__":  # python tests/test_architecture.py: the map's figures
+    known = modules()
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+    top_functions, top_files = longest()
+    print("longest functions (lines):", *(f"  {n:4d}  {what}" for n, what in top_functions), sep="\n")
+    print("longest files (lines):", *(f"  {n:4d}  {what}" for n, what in top_files), sep="\n")
+    print(f"modules: {len(known)}, import cycles: {len(cycles(graph))}", *(f"  {c}" for c in cycles(graph)), sep="\n")

@@ -281,7 +281,7 @@ def test_a_100_mb_page_and_a_bomb_inside_a_spark_run_stay_bounded(spark, tmp_pat
     from ingest_memory import MemorySampler, _head, _http_head, _prose, _repeat, write_record
 
     from quiltdetect.common.config import merge_settings
-    from quiltdetect.doctable.job import IngestConfig, IngestJob
+    from quiltdetect.ingest.job import IngestConfig, IngestJob
 
     cap = 5_000_000
     inputs = tmp_path / "in"

@@ -92,7 +92,7 @@ def _subcommands(parser, prefix=()):
 
 def _config_of(argv: tuple[str, ...], args):
     """The configuration each subcommand runs with, built by the function its runner calls."""
-    from quiltdetect.doctable.job import IngestConfig
+    from quiltdetect.ingest.job import IngestConfig
     from quiltdetect.mwo.config import MwoConfig
     from quiltdetect.neardup.cli import neardup_config
     from quiltdetect.options import config_from_args

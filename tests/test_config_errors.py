@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from quiltdetect.cli import main
-from quiltdetect.doctable.job import IngestConfig
+from quiltdetect.ingest.job import IngestConfig
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.phrases.config import PhrasesConfig

@@ -20,7 +20,7 @@ from test_reliability_jobs import JOBS, configure
 from tiers import extended
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.doctable.job import IngestConfig, IngestJob
+from quiltdetect.ingest.job import IngestConfig, IngestJob
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.job import QuiltsJob
 

@@ -13,7 +13,7 @@ import yaml
 from pyspark import StorageLevel
 
 from quiltdetect.cli import main
-from quiltdetect.doctable.job import IngestConfig
+from quiltdetect.ingest.job import IngestConfig
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]

@@ -24,7 +24,7 @@ from test_hostile_tables import invalid_strings
 from tiers import budgets, examples
 
 from quiltdetect.common.config import ConfigError, merge_settings
-from quiltdetect.doctable.job import IngestConfig, IngestJob
+from quiltdetect.ingest.job import IngestConfig, IngestJob
 
 pytestmark = pytest.mark.spark
 

@@ -19,7 +19,7 @@ from types import ModuleType
 from quiltdetect import __version__
 from quiltdetect.common import failures
 from quiltdetect.common.config import ConfigError
-from quiltdetect.doctable import cli as ingest_cli
+from quiltdetect.ingest import cli as ingest_cli
 from quiltdetect.mwo import cli as mwo_cli
 from quiltdetect.neardup import cli as neardup_cli
 from quiltdetect.phrases import cli as phrases_cli

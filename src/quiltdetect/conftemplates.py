@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from quiltdetect.common.config import JobConfig, config_template
-from quiltdetect.doctable.job import IngestConfig
+from quiltdetect.ingest.job import IngestConfig
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.phrases.config import PhrasesConfig
@@ -23,7 +23,7 @@ from quiltdetect.sweep.config import SweepConfig
 # command -> (its config class, the file that declares it)
 TEMPLATES: dict[str, tuple[type[JobConfig], str]] = {
     "quilts": (QuiltConfig, "src/quiltdetect/quilts/config.py"),
-    "ingest": (IngestConfig, "src/quiltdetect/doctable/job.py"),
+    "ingest": (IngestConfig, "src/quiltdetect/ingest/job.py"),
     "neardup": (NearDupConfig, "src/quiltdetect/neardup/config.py"),
     "phrases": (PhrasesConfig, "src/quiltdetect/phrases/config.py"),
     "reuse": (ReuseConfig, "src/quiltdetect/reuse/config.py"),

@@ -1,6 +1,6 @@
 """The intermediate tables a run keeps (``keep``) and lets go of when it ends (``released``).
 
-A job persists what it reads more than once: the texts on disk (``ingest.read.TEXT_CACHE``), the
+A job persists what it reads more than once: the texts on disk (``TEXT_CACHE``), the
 smaller tables in memory and on disk. Spark keeps a persisted DataFrame until it is unpersisted or
 the session stops, so a run of the Python API in a long-lived session (a notebook, a service, a
 test suite) that left them persisted kept a copy of every text of every corpus it had read on the
@@ -25,6 +25,15 @@ log = logging.getLogger(__name__)
 Kept = TypeVar("Kept", DataFrame, RDD)
 
 _RUN: ContextVar[list | None] = ContextVar("quiltdetect_kept", default=None)
+
+# The storage levels jobs keep their tables at, named here once. SPILL: in memory, spilled to
+# disk when it does not fit (the smaller tables). ON_DISK: on local disk only (tables too large
+# for the heap). TEXT_CACHE: what a table that holds every text is kept at, on disk: kept in
+# memory, the cached batches of 1,000,000 pages (~4.7 GB of text) filled the heap of a 3 GB
+# local-mode JVM until the Parquet reader died with `OutOfMemoryError: Java heap space`.
+SPILL = StorageLevel.MEMORY_AND_DISK
+ON_DISK = StorageLevel.DISK_ONLY
+TEXT_CACHE = ON_DISK
 
 
 def keep(frame: Kept, level: StorageLevel | None = None) -> Kept:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 import pandas as pd
-from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -35,7 +34,7 @@ from pyspark.sql.types import (
 )
 
 from quiltdetect.common import fs
-from quiltdetect.common.caching import cut
+from quiltdetect.common.caching import TEXT_CACHE, cut
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.listing import TABLE_METADATA, is_table_metadata, list_local
 from quiltdetect.ingest import records
@@ -687,12 +686,6 @@ def read_rows(
     if rows is None:
         raise ConfigError("no input files to read")
     return rows
-
-
-# Tables that hold every text are kept on disk only. Kept in memory (MEMORY_AND_DISK), the cached
-# batches of 1,000,000 pages (~4.7 GB of text) filled the heap of a 3 GB local-mode JVM until the
-# Parquet reader died with `OutOfMemoryError: Java heap space` in the ingest stage.
-TEXT_CACHE = StorageLevel.DISK_ONLY
 
 
 def keep_one_per_id(docs: DataFrame) -> DataFrame:

@@ -11,12 +11,11 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
-from quiltdetect.common.caching import cut, keep, release
+from quiltdetect.common.caching import SPILL, TEXT_CACHE, cut, keep, release
 from quiltdetect.common.config import JobConfig
 from quiltdetect.common.folder import OutputFolder, read_parquet
 from quiltdetect.common.runstate import (
@@ -30,7 +29,6 @@ from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
 from quiltdetect.ingest.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
-    TEXT_CACHE,
     InputFile,
     document_table_rows,
     frame_rows,
@@ -40,7 +38,6 @@ from quiltdetect.ingest.read import (
 )
 from quiltdetect.kernel.words import WORDS_DEFINITION
 
-SPILL = StorageLevel.MEMORY_AND_DISK
 # docs/ in row groups of 16 MB: every analysis scans it, and a scan splits only at row-group
 # boundaries, so small row groups let the text spread over all cores instead of a few tasks.
 DOCS_WRITE_OPTIONS = {"parquet.block.size": str(16 << 20)}

@@ -177,6 +177,85 @@ def _distinct(ordered: np.ndarray) -> np.ndarray:
     return ordered[first]
 
 
+def _normalised(texts: Sequence[str | None], encoded: list[bytes], buf: np.ndarray, offsets: np.ndarray,
+                non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray]
+                ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The batch ``buf`` (``offsets``, its non-ASCII characters ``non_ascii``) with every text
+    in ``normalise``'s form but for its ASCII capitals: capitals that fold to one character of
+    their width folded in place, ``normalise`` run on the texts Unicode's quick check does not
+    pass (``encoded`` updated), the batch joined again when one of them grew."""
+    leads, width, point = non_ascii
+    size = unicode.table_size(point)
+    follows = np.zeros(leads.shape[0], dtype=bool)  # right after the character before it
+    follows[1:] = leads[1:] == leads[:-1] + width[:-1]
+    reordered = unicode.out_of_order(point, follows)
+    flagged = unicode.needs_normalising(size)[point] | reordered
+    folds = unicode.simple_folds(size)[point]
+    simple = flagged & (folds >= 0)  # capitals that fold to one character of their width
+    changing = flagged & ~simple
+    if changing.any():
+        owner = _text_of_each(offsets, leads)  # the text of each character
+
+        def texts_holding(held: np.ndarray) -> set[int]:
+            return set(owner[held].tolist())
+
+        invisible = texts_holding(unicode.ignorable(size)[point])
+        composing = texts_holding(unicode.needs_composing(size)[point] | reordered)
+        normalised = _distinct(owner[changing])
+        lengthened = False
+        for i in normalised.tolist():
+            text = normalise(texts[i], strip=i in invisible,  # type: ignore[arg-type]
+                             compose=i in composing).encode()
+            lengthened |= len(text) > len(encoded[i])
+            encoded[i] = text
+        # the folds of the texts normalise did not take, in numpy
+        taken = np.zeros(offsets.shape[0], dtype=bool)
+        taken[normalised] = True
+        keep = simple & ~taken[owner]
+        leads, width, folds, owner = leads[keep], width[keep], folds[keep], owner[keep]
+        if lengthened:  # joined again: the other texts move by what the ones before them grew
+            old_offsets = offsets
+            buf, offsets = _joined(encoded)
+            leads = leads + (offsets - old_offsets)[owner]
+        else:  # each in its place, spaces after it (a separator, as the NUL is)
+            for i in normalised.tolist():
+                at, text = int(offsets[i]), encoded[i]
+                buf[at:at + len(text)] = np.frombuffer(text, dtype=np.uint8)
+                buf[at + len(text):offsets[i + 1] - 1] = 0x20
+        _write_points(buf, leads, width, folds)
+        non_ascii = _non_ascii(buf, int(offsets[-1]))
+    elif simple.any():  # only such capitals: in place, and they keep their width
+        _write_points(buf, leads[simple], width[simple], folds[simple])
+        point = point.copy()
+        point[simple] = folds[simple]
+        non_ascii = (leads, width, point)
+    return buf, offsets, non_ascii
+
+
+def _cut_inside_runs(starts: np.ndarray, ends: np.ndarray, picked: tuple[np.ndarray, np.ndarray, np.ndarray],
+                     classes: tuple[np.ndarray, np.ndarray, np.ndarray], inword: np.ndarray,
+                     ascii_word: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
+    """The runs' (starts, ends) with the words inside them cut apart. ``picked``: the non-ASCII
+    characters of the texts holding a mark or a spaceless letter; ``classes``: their
+    ``_char_classes``; ``inword``: whether the byte before each is a word byte."""
+    picked_own, picked_starts, picked_after = classes
+    # Inside a run, a word also starts at a spaceless letter that starts one (a Han
+    # character, every fourth Thai letter), and at a WORD byte after a byte of a spaceless
+    # script's word; the word before ends there. Only bytes at or after a non-ASCII
+    # character of those texts can be such places.
+    at, wide = picked[0], picked[1]
+    split_at_lead = at[picked_starts & inword[at]]  # (inword[p]: the byte before p is in a run)
+    after = at + wide
+    next_is_word = np.zeros(at.shape[0], dtype=bool)
+    next_is_word[:-1] = picked_after[1:] & (picked_own[1:] == WORD)
+    next_is_word |= ascii_word[np.minimum(after, total - 1)] & (after < total)
+    split_after = after[(picked_own != WORD) & (picked_own != SEPARATOR) & next_is_word]
+    splits = _distinct(np.sort(np.concatenate([split_at_lead, split_after]), kind="stable"))
+    if splits.size:  # merged in: both are sorted, and no split is a run's own edge
+        starts, ends = _merged(starts, splits), _merged(ends, splits)
+    return starts, ends
+
+
 def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(the normalised texts' UTF-8 bytes, each followed by a NUL and the whole padded for the
     hash's loads; each word's start and end in them; words per text as int64).
@@ -191,51 +270,7 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     buf, offsets = _joined(encoded)
     non_ascii = _non_ascii(buf, int(offsets[-1]))
     if non_ascii[0].size:
-        leads, width, point = non_ascii
-        size = unicode.table_size(point)
-        follows = np.zeros(leads.shape[0], dtype=bool)  # right after the character before it
-        follows[1:] = leads[1:] == leads[:-1] + width[:-1]
-        reordered = unicode.out_of_order(point, follows)
-        flagged = unicode.needs_normalising(size)[point] | reordered
-        folds = unicode.simple_folds(size)[point]
-        simple = flagged & (folds >= 0)  # capitals that fold to one character of their width
-        changing = flagged & ~simple
-        if changing.any():
-            owner = _text_of_each(offsets, leads)  # the text of each character
-
-            def texts_holding(held: np.ndarray) -> set[int]:
-                return set(owner[held].tolist())
-
-            invisible = texts_holding(unicode.ignorable(size)[point])
-            composing = texts_holding(unicode.needs_composing(size)[point] | reordered)
-            normalised = _distinct(owner[changing])
-            lengthened = False
-            for i in normalised.tolist():
-                text = normalise(texts[i], strip=i in invisible,  # type: ignore[arg-type]
-                                 compose=i in composing).encode()
-                lengthened |= len(text) > len(encoded[i])
-                encoded[i] = text
-            # the folds of the texts normalise did not take, in numpy
-            taken = np.zeros(offsets.shape[0], dtype=bool)
-            taken[normalised] = True
-            keep = simple & ~taken[owner]
-            leads, width, folds, owner = leads[keep], width[keep], folds[keep], owner[keep]
-            if lengthened:  # joined again: the other texts move by what the ones before them grew
-                old_offsets = offsets
-                buf, offsets = _joined(encoded)
-                leads = leads + (offsets - old_offsets)[owner]
-            else:  # each in its place, spaces after it (a separator, as the NUL is)
-                for i in normalised.tolist():
-                    at, text = int(offsets[i]), encoded[i]
-                    buf[at:at + len(text)] = np.frombuffer(text, dtype=np.uint8)
-                    buf[at + len(text):offsets[i + 1] - 1] = 0x20
-            _write_points(buf, leads, width, folds)
-            non_ascii = _non_ascii(buf, int(offsets[-1]))
-        elif simple.any():  # only such capitals: in place, and they keep their width
-            _write_points(buf, leads[simple], width[simple], folds[simple])
-            point = point.copy()
-            point[simple] = folds[simple]
-            non_ascii = (leads, width, point)
+        buf, offsets, non_ascii = _normalised(texts, encoded, buf, offsets, non_ascii)
     total = int(offsets[-1])
     body = buf[:total]
     scratch = body - np.uint8(ord("A"))
@@ -276,20 +311,8 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     edges = np.flatnonzero(inword[1:] ^ inword[:-1])
     starts, ends = edges[0::2], edges[1::2]
     if odd.any():
-        # Inside a run, a word also starts at a spaceless letter that starts one (a Han
-        # character, every fourth Thai letter), and at a WORD byte after a byte of a spaceless
-        # script's word; the word before ends there. Only bytes at or after a non-ASCII
-        # character of those texts can be such places.
-        at, wide = picked[0], picked[1]
-        split_at_lead = at[picked_starts & inword[at]]  # (inword[p]: the byte before p is in a run)
-        after = at + wide
-        next_is_word = np.zeros(at.shape[0], dtype=bool)
-        next_is_word[:-1] = picked_after[1:] & (picked_own[1:] == WORD)
-        next_is_word |= ascii_word[np.minimum(after, total - 1)] & (after < total)
-        split_after = after[(picked_own != WORD) & (picked_own != SEPARATOR) & next_is_word]
-        splits = _distinct(np.sort(np.concatenate([split_at_lead, split_after]), kind="stable"))
-        if splits.size:  # merged in: both are sorted, and no split is a run's own edge
-            starts, ends = _merged(starts, splits), _merged(ends, splits)
+        starts, ends = _cut_inside_runs(starts, ends, picked, (picked_own, picked_starts, picked_after), inword,
+                                        ascii_word, total)
     counts = np.diff(np.searchsorted(starts, offsets))
     return buf, starts, ends, counts.astype(np.int64)
 

@@ -15,9 +15,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect.common.caching import keep
-from quiltdetect.ingest.read import TEXT_CACHE
-from quiltdetect.ingest.table import SPILL
+from quiltdetect.common.caching import SPILL, TEXT_CACHE, keep
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.mwo.join import block_pairs, block_rdd, prefix_blocks, survivors, verified_pairs

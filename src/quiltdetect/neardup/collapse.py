@@ -7,9 +7,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect.common.caching import keep
-from quiltdetect.ingest.read import TEXT_CACHE
-from quiltdetect.ingest.table import SPILL
+from quiltdetect.common.caching import SPILL, TEXT_CACHE, keep
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
@@ -22,7 +20,7 @@ def near_duplicate_clusters(run: JobRun, docs: DataFrame, cfg: NearDupConfig) ->
     what = (f"terms, {cfg.k}-shingles, {cfg.lsh_bands} bands of {cfg.lsh_rows} min-hashes" if cfg.algorithm == "lsh"
             else f"terms, {cfg.k}-shingles, supershingles, simhash")
     with metrics.stage(spark, "fingerprints", what) as counts:
-        # On disk only, like the texts (ingest/read.py: TEXT_CACHE): every page's shingle set and
+        # On disk only, like the texts (common/caching.py: TEXT_CACHE): every page's shingle set and
         # band keys, ~5 KB a page. Kept in memory (MEMORY_AND_DISK), the cached batches of
         # 1,000,000 pages filled the 4 GB heap: OutOfMemoryError while caching them.
         fps = keep(fingerprints(docs, cfg), TEXT_CACHE)

@@ -15,9 +15,8 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from quiltdetect.common.caching import keep
+from quiltdetect.common.caching import SPILL, keep
 from quiltdetect.common.foreign import server_column
-from quiltdetect.ingest.table import SPILL
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.covering import greedy_covering_set, sample_priority
 from quiltdetect.phrases.monsters import ordered_mean

@@ -14,10 +14,9 @@ import pandas as pd
 from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
-from quiltdetect.common.caching import cut, keep
+from quiltdetect.common.caching import SPILL, cut, keep
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.runstate import STATE_DIR, fingerprint
-from quiltdetect.ingest.table import SPILL
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.phrases import plots
 from quiltdetect.phrases.config import PhrasesConfig

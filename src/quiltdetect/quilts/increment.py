@@ -34,13 +34,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
-from quiltdetect.common.caching import keep, release
+from quiltdetect.common.caching import SPILL, keep, release
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.folder import OutputFolder, read_bucketed, read_parquet
 from quiltdetect.common.runstate import COMPLETE, STATE_DIR
 from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
 from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
-from quiltdetect.ingest.table import DEFINITIONS, DOCS_WRITE_OPTIONS, SPILL, read_documents
+from quiltdetect.ingest.table import DEFINITIONS, DOCS_WRITE_OPTIONS, read_documents
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.quilts.bucketed import (
     ARRAY_WRITE_OPTIONS,

@@ -12,11 +12,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, StructType
 
-from quiltdetect.common.caching import keep
+from quiltdetect.common.caching import SPILL, keep
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.foreign import server_column
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint, resolve_previous
-from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, SPILL
+from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.quilts.bucketed import (
     ARRAY_WRITE_OPTIONS,

@@ -12,11 +12,10 @@ from itertools import groupby
 from typing import Any
 
 import numpy as np
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect.common.caching import keep
+from quiltdetect.common.caching import ON_DISK, keep
 from quiltdetect.common.csvsafe import safe_cell
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.quilts.bucketed import gram_bucket_counts, patch_counts
@@ -92,14 +91,14 @@ def sweep(run: JobRun, docs: DataFrame) -> list[dict[str, Any]]:
             largest = max(ms)
             with metrics.stage(spark, f"patch_k{k}", f"patch pairs at m={largest} with their dfs, "
                                                      f"for every m of k={k}") as counts:
-                shared = keep(patch_pass(docs, grams, n, largest, cfg, with_df=True), StorageLevel.DISK_ONLY)
+                shared = keep(patch_pass(docs, grams, n, largest, cfg, with_df=True), ON_DISK)
                 counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(shared)
             grams.unpersist()
         previous = None
         for m in ms:
             with metrics.stage(spark, f"pass_k{k}_m{m}", f"patchfrac and greedy covers, k={k} m={m}") as counts:
                 if shared is None:
-                    doc_table = keep(patch_pass(docs, grams, n, m, cfg), StorageLevel.DISK_ONLY)
+                    doc_table = keep(patch_pass(docs, grams, n, m, cfg), ON_DISK)
                 else:
                     doc_table = pass_table(shared, m, largest)
                 fractions, covers = pass_tables(doc_table, n, cfg)

@@ -11,11 +11,10 @@ What every (θ, c, φ) needs follows from the per-document outcome
 
 from __future__ import annotations
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect.common.caching import keep
+from quiltdetect.common.caching import ON_DISK, keep
 from quiltdetect.quilts.bucketed import (
     bucket_count,
     cover_sources,
@@ -42,7 +41,7 @@ def word_pass(docs: DataFrame) -> DataFrame:
     execution memory the k = 2 covers needed (a task failed with UNABLE_TO_ACQUIRE_MEMORY at
     100,000 pages under the harness's 3 GB driver); read back from disk it costs nothing of it.
     """
-    return keep(word_hash_table(docs), StorageLevel.DISK_ONLY)
+    return keep(word_hash_table(docs), ON_DISK)
 
 
 def gram_pass(words: DataFrame, k: int, cfg: SweepConfig, n: int) -> DataFrame:
@@ -53,7 +52,7 @@ def gram_pass(words: DataFrame, k: int, cfg: SweepConfig, n: int) -> DataFrame:
     the bucket merge's sort, and at 1,000,000 pages the first k failed with
     UNABLE_TO_ACQUIRE_MEMORY under the shipped 4 GB driver.
     """
-    return keep(gram_buckets(words, k, n, with_counts=cfg.count_occurrences, hashed=True), StorageLevel.DISK_ONLY)
+    return keep(gram_buckets(words, k, n, with_counts=cfg.count_occurrences, hashed=True), ON_DISK)
 
 
 def patch_pass(docs: DataFrame, grams: DataFrame, n: int, m: int, cfg: SweepConfig, *,
@@ -85,9 +84,9 @@ def pass_tables(doc_table: DataFrame, n: int, cfg: SweepConfig) -> tuple[DataFra
     read ran the covers' first shuffle again (three 1.6 GB shuffles per pass at 1,000,000
     pages, k = 3) and the patch fractions twice. On disk only, as the doc table.
     """
-    fractions = keep(fractions_of(doc_table), StorageLevel.DISK_ONLY)
+    fractions = keep(fractions_of(doc_table), ON_DISK)
     covers = cover_sources(doc_table, min(cfg.thetas), n, n, foreign=cfg.foreign != "none")
-    return fractions, keep(covers, StorageLevel.DISK_ONLY)
+    return fractions, keep(covers, ON_DISK)
 
 
 def doc_outcomes(docs: DataFrame, fractions: DataFrame, covers: DataFrame, cfg: SweepConfig) -> DataFrame:

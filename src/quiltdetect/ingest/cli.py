@@ -16,6 +16,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
-    from quiltdetect.doctable.job import IngestConfig, IngestJob
+    from quiltdetect.ingest.job import IngestConfig, IngestJob
 
     return run_job(IngestJob, config_from_args(IngestConfig, args).validate(), local=local)
