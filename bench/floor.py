@@ -42,12 +42,8 @@ from pyspark.sql import functions as F
 from quiltdetect.common.config import local_spark_defaults
 from quiltdetect.common.session import build_session
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
-from quiltdetect.quilts.bucketed import (
-    GRAM_BUCKETS_DDL,
-    bucket_count,
-    gram_rows,
-    merge_gram_bucket,
-)
+from quiltdetect.quilts.arrays import bucket_count
+from quiltdetect.quilts.gram_table import GRAM_BUCKETS_DDL, gram_rows, merge_gram_bucket
 
 JOBS = ("warm", "scan", "write", "map", "merge")
 

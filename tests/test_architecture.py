@@ -110,12 +110,15 @@ def test_the_kernel_never_imports_spark():
 def test_each_bucket_table_is_defined_once_in_arrow_and_its_spark_ddl_derived():
     import pyarrow as pa
 
-    from quiltdetect.quilts import bucketed
+    from quiltdetect.quilts import arrays, cover, gram_table, patch_grams, patchfrac
 
-    assert bucketed.ddl(pa.schema([("a", pa.int32()), ("b", pa.binary()), ("c", pa.float64())])) == \
+    assert arrays.ddl(pa.schema([("a", pa.int32()), ("b", pa.binary()), ("c", pa.float64())])) == \
         "a int, b binary, c double"
-    for name in ("GRAM_BUCKETS", "DOC_PARTS", "DOC_BUCKETS", "TRIPLE_PARTS", "FRACTIONS"):
-        assert getattr(bucketed, f"{name}_DDL") == bucketed.ddl(getattr(bucketed, name))
+    for module, names in ((gram_table, ("GRAM_BUCKETS", "WORD_HASHES")), (patch_grams, ("DOC_PARTS", "DOC_BUCKETS")),
+                          (patchfrac, ("FRACTIONS",)), (cover, ("PATCH_PAIRS", "TRIPLES"))):
+        for name in names:
+            assert getattr(module, f"{name}_DDL") == arrays.ddl(getattr(module, name))
+            assert not {f.name for f in getattr(module, name)} & set("abcde"), name  # named columns
 
 
 def job_classes() -> dict[str, type]:

@@ -134,7 +134,7 @@ def test_sort_pairs_equals_lexsort_presorted_or_not(pairs, cuts):
 
 
 def test_row_cuts_split_between_grams_only():
-    from quiltdetect.quilts.bucketed import row_cuts
+    from quiltdetect.quilts.gram_table import row_cuts
 
     grams = np.array([1, 1, 1, 2, 3, 3, 4, 4, 4, 4, 5], dtype=np.int64)
     assert row_cuts(grams, 2) == [0, 3, 6, 10, 11]
@@ -153,7 +153,8 @@ def test_gram_rows_split_between_grams_give_the_same_doc_buckets():
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from quiltdetect.quilts import bucketed as b
+    from quiltdetect.quilts import gram_table as b
+    from quiltdetect.quilts import patch_grams as p
 
     rng = np.random.default_rng(3)
     vocab = [f"w{i}" for i in range(40)]
@@ -169,8 +170,8 @@ def test_gram_rows_split_between_grams_give_the_same_doc_buckets():
     results = []
     for row_pairs in (b.ROW_PAIRS, 7):
         grams = pa.concat_tables(by(rows, "bucket", b.merge_gram_bucket(n_gram, False, row_pairs)))
-        parts = pa.Table.from_batches(list(b._doc_parts(n_docs, 3, False, n_gram)(iter(grams.to_batches()))))
-        results.append((grams.num_rows, pa.concat_tables(by(parts, "dbucket", b._merge_doc_bucket)).to_pylist()))
+        parts = pa.Table.from_batches(list(p._doc_parts(n_docs, 3, False, n_gram)(iter(grams.to_batches()))))
+        results.append((grams.num_rows, pa.concat_tables(by(parts, "dbucket", p._merge_doc_bucket)).to_pylist()))
     (whole_rows, whole), (split_rows, split) = results
     assert split_rows > whole_rows  # the small limit did split rows
     assert split == whole
@@ -185,7 +186,7 @@ def test_a_gram_bucket_merge_does_not_depend_on_the_order_its_rows_arrive_in(see
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from quiltdetect.quilts import bucketed as b
+    from quiltdetect.quilts import gram_table as b
 
     rng = np.random.default_rng(seed)
     vocab = [f"w{i}" for i in range(12)]
@@ -213,7 +214,8 @@ def test_a_doc_table_narrowed_to_a_smaller_m_equals_one_built_at_that_m(seed, wi
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from quiltdetect.quilts import bucketed as b
+    from quiltdetect.quilts import gram_table as b
+    from quiltdetect.quilts import patch_grams as p
 
     rng = np.random.default_rng(seed)
     vocab = [f"w{i}" for i in range(int(rng.integers(3, 30)))]
@@ -229,26 +231,27 @@ def test_a_doc_table_narrowed_to_a_smaller_m_equals_one_built_at_that_m(seed, wi
     grams = by(rows, "bucket", b.merge_gram_bucket(n_gram, with_counts))
 
     def doc_table(m: int, with_df: bool) -> pa.Table:
-        parts = pa.Table.from_batches(list(b._doc_parts(n_docs, m, with_counts, n_gram, with_df=with_df)(
+        parts = pa.Table.from_batches(list(p._doc_parts(n_docs, m, with_counts, n_gram, with_df=with_df)(
             iter(grams.to_batches()))))
-        return by(parts, "dbucket", b._merge_doc_bucket)
+        return by(parts, "dbucket", p._merge_doc_bucket)
 
     shared = doc_table(largest, with_df=True)
     assert shared["df"].null_count < shared.num_rows
     for m in range(2, largest + 1):
-        narrowed = pa.Table.from_batches(list(b._narrow_rows(m)(iter(shared.to_batches()))))
+        narrowed = pa.Table.from_batches(list(p._narrow_rows(m)(iter(shared.to_batches()))))
         assert narrowed.to_pylist() == doc_table(m, with_df=False).to_pylist(), m
 
 
 def _triple_table(target, gram, source, key=None):
     import pyarrow as pa
 
-    from quiltdetect.quilts import bucketed as b
+    from quiltdetect.quilts.arrays import blob
 
-    column = [b._blob(np.asarray(v, dtype=np.int64)) for v in (target, gram, source)]
-    return pa.table({"bucket": pa.array([0], pa.int32()), "a": [column[0]], "b": [column[1]], "c": [column[2]],
-                     "d": pa.array([None if key is None else b._blob(np.asarray(key, dtype=np.int64))], pa.binary()),
-                     "e": pa.array([None], pa.binary())})
+    column = [blob(np.asarray(v, dtype=np.int64)) for v in (target, gram, source)]
+    return pa.table({"bucket": pa.array([0], pa.int32()), "target": [column[0]], "gram": [column[1]],
+                     "source": [column[2]],
+                     "source_key": pa.array([None if key is None else blob(np.asarray(key, dtype=np.int64))],
+                                            pa.binary())})
 
 
 @settings(max_examples=80, deadline=None)
@@ -258,7 +261,7 @@ def test_cover_by_rank_breaks_ties_by_rank_and_answers_in_keys(triples, permutat
     """An update's triples carry each source's rank (c) and key (d): the cover orders sources by
     rank and names them by key. With ranks ordered like the keys it is the plain cover; with any
     ranks it is the plain cover of the ranks, renamed."""
-    from quiltdetect.quilts import bucketed as b
+    from quiltdetect.quilts import cover as b
 
     target, gram, source = (np.array(v, dtype=np.int64).reshape(-1) for v in zip(*triples, strict=True)) \
         if triples else (np.empty(0, np.int64),) * 3
@@ -275,7 +278,7 @@ def test_cover_by_rank_breaks_ties_by_rank_and_answers_in_keys(triples, permutat
 def test_cover_by_rank_picks_the_smaller_rank_of_a_tie():
     """Two sources each cover the target's one gram: the one with the smaller rank (doc_id) wins,
     whatever their keys."""
-    from quiltdetect.quilts import bucketed as b
+    from quiltdetect.quilts import cover as b
 
     table = _triple_table([0, 0], [5, 5], [1, 0], [10, 20])  # key 20 has rank 0
     assert [r["source"] for r in b._cover_bucket(table).to_pylist()] == [20]

@@ -307,8 +307,8 @@ def test_updates_add_layers_of_grams_merged_without_a_shuffle_and_rewrite_an_old
     table merged with the new pairs and written once, bucketed, as one layer. Every step equals
     the reference."""
     from quiltdetect.common.folder import OutputFolder
-    from quiltdetect.quilts.bucketed import doc_buckets
     from quiltdetect.quilts.increment import _gram_table, gram_table_name
+    from quiltdetect.quilts.patch_grams import doc_buckets
 
     pages = [("a", "w1 w2 w3 w4 w5 w6"), ("b", "w4 w5 w6 w7 w8 w9"), ("c", "w1 w2 w3 w7 w8 w9 w10"),
              ("d", "w9 w10 w11 w1 w2 w3"), ("e", "w5 w6 w7 w10 w11 w12"), ("f", "w1 w2 w3 w11 w12 w13")]

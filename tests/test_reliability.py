@@ -19,7 +19,7 @@ from tiers import PARTITIONINGS, SHORT_JVM, Partitioning, extended
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError, merge_settings
-from quiltdetect.quilts import bucketed
+from quiltdetect.quilts import cover
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.job import QuiltsJob
 
@@ -99,7 +99,7 @@ def test_refuses_to_mix_outputs_of_other_inputs(spark, tmp_path, baseline):
 def test_a_failing_task_is_retried_without_changing_results(spark, tmp_path, baseline, monkeypatch):
     """The grouped cover UDF fails once in its first task; Spark retries it (local[1,2]: one retry)."""
     flag = tmp_path / "failed-once"
-    original = bucketed._cover_bucket
+    original = cover._cover_bucket
 
     def flaky(table):
         if not flag.exists():
@@ -107,7 +107,7 @@ def test_a_failing_task_is_retried_without_changing_results(spark, tmp_path, bas
             raise RuntimeError("injected executor failure")
         return original(table)
 
-    monkeypatch.setattr(bucketed, "_cover_bucket", flaky)
+    monkeypatch.setattr(cover, "_cover_bucket", flaky)
     QuiltsJob.run(spark, config(tmp_path / "retried"))
     assert flag.exists()
     assert table_bytes(tmp_path / "retried" / "quilts") == table_bytes(baseline / "quilts")

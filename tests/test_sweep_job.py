@@ -20,8 +20,8 @@ import pytest
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.kernel.words import word_hashes, words
-from quiltdetect.quilts.bucketed import _word_hash_rows, hash_runs
 from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.gram_table import _word_hash_rows, hash_runs
 from quiltdetect.quilts.job import QuiltsJob
 from quiltdetect.quilts.reference import RefDoc, reference_quilts
 from quiltdetect.quilts.sources import mark_attributed

@@ -29,7 +29,7 @@ BASE_CONF: dict[str, str] = {
     "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     # Spark's vectorized Parquet reader fills one on-heap vector per column with a whole batch of
-    # rows; the tables of packed int64 arrays (quilts/bucketed.py) hold up to ~1 MB per row, and a
+    # rows; the tables of packed int64 arrays (quilts/arrays.py) hold up to ~1 MB per row, and a
     # parquet-mr row group is at least 100 rows whatever its byte target, so 4096-row batches
     # asked the 4 GB heap of a 1,000,000-page run for 114 MB vectors and failed.
     "spark.sql.parquet.columnarReaderBatchSize": "64",

@@ -42,15 +42,15 @@ from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
 from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
 from quiltdetect.ingest.table import DEFINITIONS, DOCS_WRITE_OPTIONS, read_documents
 from quiltdetect.lifecycle import JobRun
-from quiltdetect.quilts.bucketed import (
-    ARRAY_WRITE_OPTIONS,
+from quiltdetect.quilts.arrays import ARRAY_WRITE_OPTIONS
+from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.gram_table import (
     GRAM_BUCKETS_DDL,
     GramTable,
     gram_bucket_counts,
     gram_rows,
     merge_gram_bucket,
 )
-from quiltdetect.quilts.config import QuiltConfig
 
 # Settings the stored gram table depends on: an update must use the previous run's values.
 GRAM_STATE = ("k", "count_occurrences", "collapse_near_duplicates")

@@ -18,20 +18,15 @@ from quiltdetect.common.foreign import server_column
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint, resolve_previous
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
-from quiltdetect.quilts.bucketed import (
-    ARRAY_WRITE_OPTIONS,
+from quiltdetect.quilts.arrays import ARRAY_WRITE_OPTIONS, bucket_count
+from quiltdetect.quilts.config import QuiltConfig
+from quiltdetect.quilts.cover import cover_sources
+from quiltdetect.quilts.gram_table import (
     GRAM_BUCKETS_DDL,
     GramTable,
-    bucket_count,
-    cover_sources,
-    doc_buckets,
-    fractions_of,
     gram_bucket_counts,
     gram_buckets,
-    patch_counts,
-    patchy_docs,
 )
-from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.increment import (
     Restriction,
     doc_ranks,
@@ -41,13 +36,15 @@ from quiltdetect.quilts.increment import (
     restriction,
     union_documents,
 )
+from quiltdetect.quilts.patch_grams import doc_buckets, patch_counts
+from quiltdetect.quilts.patchfrac import fractions_of, patchy_docs
 from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contributing
 
 log = logging.getLogger(__name__)
 
 
 def gram_sets_stage(run: JobRun, docs: DataFrame) -> GramTable:
-    """The gram-bucket table of the documents (see ``bucketed``).
+    """The gram-bucket table of the documents (see ``gram_table``).
 
     Independent of m, c and θ: written once per k and reused by a rerun with other parameters.
     Written as a Spark bucketed table (``spark_buckets``), so that an update adds the new

@@ -1,5 +1,5 @@
 """From greedy covers to quilts: contributing sources, attribution, cover sizes, the quilts table
-(figure 5, stages 10-14; the covers themselves come from ``bucketed.cover_sources``)."""
+(figure 5, stages 10-14; the covers themselves come from ``cover.cover_sources``)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ from pyspark.sql import functions as F
 from quiltdetect.common.caching import ON_DISK, keep
 from quiltdetect.common.csvsafe import safe_cell
 from quiltdetect.lifecycle import Job, JobResult, JobRun
-from quiltdetect.quilts.bucketed import gram_bucket_counts, patch_counts
+from quiltdetect.quilts.gram_table import gram_bucket_counts
+from quiltdetect.quilts.patch_grams import patch_counts
 from quiltdetect.sweep.config import SweepConfig
 from quiltdetect.sweep.grid import grid_breaks, grid_counts
 from quiltdetect.sweep.outcomes import (

@@ -3,7 +3,7 @@
 Every text is tokenised and hashed once for the whole sweep; the gram buckets of one k are
 computed once from those hashes; when a k has several m, its patch pairs are found once, at the
 largest m with each pair's gram df, and every m takes those with df <= m (``narrow_doc_table``);
-per m the quilt job's own dataflow (``quilts.bucketed``: patch fractions, greedy covers) runs
+per m the quilt job's own dataflow (``quilts.patch_grams``, ``patchfrac``, ``cover``) runs
 with θ = min θ.
 What every (θ, c, φ) needs follows from the per-document outcome
 ``(patchfrac, n_sources[φ], n_attributed[φ])``, so no (θ, c) needs another pass.
@@ -15,15 +15,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from quiltdetect.common.caching import ON_DISK, keep
-from quiltdetect.quilts.bucketed import (
-    bucket_count,
-    cover_sources,
-    doc_buckets,
-    fractions_of,
-    gram_buckets,
-    narrow_doc_table,
-    word_hash_table,
-)
+from quiltdetect.quilts.arrays import bucket_count
+from quiltdetect.quilts.cover import cover_sources
+from quiltdetect.quilts.gram_table import gram_buckets, word_hash_table
+from quiltdetect.quilts.patch_grams import doc_buckets, narrow_doc_table
+from quiltdetect.quilts.patchfrac import fractions_of
 from quiltdetect.quilts.sources import mark_attributed
 from quiltdetect.sweep.config import SweepConfig
 
@@ -34,7 +30,7 @@ def bucket_counts(docs: DataFrame) -> int:
 
 
 def word_pass(docs: DataFrame) -> DataFrame:
-    """Every document's word hashes (``quilts.bucketed.word_hash_table``), persisted for all k:
+    """Every document's word hashes (``quilts.gram_table.word_hash_table``), persisted for all k:
     the sweep tokenises and hashes each text once.
 
     On local disk only: 8 bytes per word (380 MB per 100,000 pages) held in memory took the
@@ -45,7 +41,7 @@ def word_pass(docs: DataFrame) -> DataFrame:
 
 
 def gram_pass(words: DataFrame, k: int, cfg: SweepConfig, n: int) -> DataFrame:
-    """The gram buckets of one k from the word hashes (``quilts.bucketed``), persisted for all its m.
+    """The gram buckets of one k from the word hashes (``quilts.gram_table``), persisted for all its m.
 
     On local disk only, as the quilt job's gram table is (a Parquet table): every document's
     k-gram set. Kept in memory and disk, its blocks being cached took the execution memory of
