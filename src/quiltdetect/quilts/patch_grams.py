@@ -52,6 +52,7 @@ DOC_BUCKETS = pa.schema([("dbucket", pa.int32()), ("distinct_grams", pa.int64())
 DOC_PARTS_DDL = ddl(DOC_PARTS)
 DOC_BUCKETS_DDL = ddl(DOC_BUCKETS)
 
+
 def _doc_parts(n_docs: int, m: int, with_counts: bool, n_gram: int, first_new_key: int | None = None,
                with_df: bool = False):
     """Gram-bucket rows -> doc-bucket parts: patch pairs (1 < df <= m) and document statistics.
