@@ -50,7 +50,7 @@ def cover_sample(counts: DataFrame, docs: DataFrame, cfg: PhrasesConfig) -> Data
     """
     eligible = counts.where(F.col("n_popular") >= cfg.cover_min_popular).select("doc_key", "n_popular")
     if cfg.cover_servers:
-        on = servers(docs, cfg.server).where(F.col("server").isin(cfg.cover_servers)).select("doc_key")
+        on = servers(docs, cfg.foreign).where(F.col("server").isin(cfg.cover_servers)).select("doc_key")
         eligible = eligible.join(on, on="doc_key", how="left_semi")
     if cfg.cover_sample == "all":
         return eligible.select("doc_key")
