@@ -192,6 +192,19 @@ def test_storage_levels_are_named_once():
                 elsewhere.append(f"{path.relative_to(PACKAGE)}:{node.lineno} StorageLevel.{node.attr}")
     assert elsewhere == []
 
+
+def test_the_console_command_starts_without_pyspark():
+    """``quiltdetect --help`` and every command's parsing import no PySpark (0.4 s at each start,
+    paid by every subprocess the tests and a scheduler run): a config class that imported a
+    Spark module for a constant once did."""
+    import subprocess
+    import sys
+
+    code = "import sys, quiltdetect.cli; print(any(m.split('.')[0] == 'pyspark' for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**__import__("os").environ, "PYTHONPATH": str(PACKAGE.parent)})
+    assert out.stdout.strip() == "False"
+
 def calls(path: Path) -> list[ast.Call]:
     return [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Call)]
 

@@ -5,8 +5,10 @@ rule, one name (``foreign``), one set of choices, for the quilt job, the sweep a
 
 from __future__ import annotations
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 FOREIGN_CHOICES = ("none", "host", "domain", "ip")
 
@@ -14,7 +16,10 @@ FOREIGN_CHOICES = ("none", "host", "domain", "ip")
 def server_column(foreign: str) -> Column:
     """The server of each document under the foreign rule (``common.reference.server_of`` is the same rule in plain Python):
     its host, its registered domain, or its IP address (else ``domain:`` its domain); a null
-    for ``none``."""
+    for ``none``. (PySpark is imported here, not above: the config classes import this module's
+    choices, and a command's start, ``--help`` included, should not wait for PySpark.)"""
+    from pyspark.sql import functions as F
+
     if foreign == "none":
         return F.lit(None).cast("string")
     if foreign == "host":
