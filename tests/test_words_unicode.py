@@ -218,3 +218,13 @@ def test_the_review_tool_colours_each_patch_of_a_cjk_or_indic_quilt_by_its_sourc
         assert words(passages[rank]) in [words(piece) for piece in shown]
         for piece in shown:  # (a phrase the page repeats is shown wherever it stands)
             assert _inside(words(piece), words(quilt)), piece
+
+
+def test_marks_that_an_invisible_character_kept_apart_are_put_in_canonical_order():
+    """``'่\u200b်'``: once the zero-width space is gone, a Thai tone mark (class 107) stands
+    before a Myanmar asat (class 9), and NFKC reorders them; the numpy path must too (found by
+    Hypothesis in test_kernel.py)."""
+    for text in ["\u0e48\u200b\u103a", "a\u0e48\u00ad\u103ab", "x\u0301\u2060\u0316"]:
+        hashes, counts = batch_word_hashes([text, "plain " + text])
+        assert counts.tolist() == [len(words(text)), len(words("plain " + text))]
+        assert np.array_equal(hashes, np.concatenate([term_hashes(words(text)), term_hashes(words("plain " + text))]))

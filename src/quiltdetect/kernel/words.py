@@ -199,8 +199,10 @@ def _normalised(texts: Sequence[str | None], encoded: list[bytes], buf: np.ndarr
         def texts_holding(held: np.ndarray) -> set[int]:
             return set(owner[held].tolist())
 
-        invisible = texts_holding(unicode.ignorable(size)[point])
-        composing = texts_holding(unicode.needs_composing(size)[point] | reordered)
+        ignorable = unicode.ignorable(size)[point]
+        invisible = texts_holding(ignorable)
+        # (removing an invisible character can bring two marks together out of canonical order)
+        composing = texts_holding(unicode.needs_composing(size)[point] | reordered | ignorable)
         normalised = _distinct(owner[changing])
         lengthened = False
         for i in normalised.tolist():
