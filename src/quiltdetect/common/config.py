@@ -24,13 +24,10 @@ T = TypeVar("T")
 
 # The JVM options of the console command's local JVM (spark.driver.defaultJavaOptions), per job:
 # C1 only for jobs whose JVM work is short (their tables hold a few large binary values per row),
-# both compilers for jobs that move millions of list elements through the JVM. Whole runs on the
-# 2-core machine, C1 only / both compilers (docs/performance.md, "JIT"): the quilt job 0.84 of
-# the wall time at 10,000 pages, 0.89 at 100,000, 1.04 at 1,000,000; the MWO self-join 1.42 at
-# 100,000 (its list columns: 26 M postings, 28 M record terms). In defaultJavaOptions, so a
-# user's spark.driver.extraJavaOptions add to it, and --set spark.driver.defaultJavaOptions=...
-# picks either. C1 alone reserves a 48 MB code cache, which a long run fills (the JIT then
-# stops): 240 MB, as with both.
+# both compilers for jobs that move millions of list elements through the JVM (the ratios per job:
+# docs/performance.md, "JIT"). In defaultJavaOptions, so a user's spark.driver.extraJavaOptions
+# add to it, and --set spark.driver.defaultJavaOptions=... picks either. C1 alone reserves a code
+# cache that a long run fills (the JIT then stops): the size JDK reserves with both.
 C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 BOTH_COMPILERS = ""  # the JVM's own default: tiered C1 and C2, a 240 MB code cache
 # The Python worker daemon of the console's local sessions: PySpark's, importing PySpark compiled

@@ -118,8 +118,8 @@ class OutputFolder:
         buckets only into a catalog table: one is registered under a unique name for the write
         and dropped again (the files stay; nothing is left in the session's catalog). Returns
         the table read back as a plain table: read bucketed, every scan of it would run one task
-        per bucket (a map over it ran 1.8 s longer at 100,000 pages); ``read_bucketed`` where
-        the buckets serve."""
+        per bucket (slower: docs/performance.md, "Tried and did not help"); ``read_bucketed``
+        where the buckets serve."""
         scratch = self._scratch(name)
         fs.delete(self.spark, scratch)
         table = _catalog_name()

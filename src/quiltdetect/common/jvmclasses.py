@@ -1,10 +1,9 @@
 """A class-data-sharing archive of the driver JVM's classes, kept between console runs.
 
 A run of the console command starts a JVM that loads about 15,000 classes of Spark, Scala,
-Hadoop and Parquet from their jars before its first task: about 4 s of a 10,000-page quilt
-run's 26 s on the 2-core machine. The JVM can map classes it loaded in an earlier run from an
-archive instead (Java's class-data sharing, ``-XX:SharedArchiveFile``): with one, the same run
-takes 0.83 of the time (docs/performance.md, "Starting the JVM").
+Hadoop and Parquet from their jars before its first task. The JVM can map classes it loaded
+in an earlier run from an archive instead (Java's class-data sharing, ``-XX:SharedArchiveFile``),
+which makes a short run markedly faster (docs/performance.md, "Starting the JVM").
 
 The first run on a machine (for a given Java, Spark jars and extra class path) has the JVM
 write the archive as it exits (``-XX:ArchiveClassesAtExit``), after this Python process is

@@ -91,9 +91,9 @@ def range_of(doc_id: Column, bounds: list[str]) -> Column:
     return search(0, len(bounds)).cast("int")
 
 
-# A when-tree of 4,000 bounds took the driver a minute to build (a py4j call per node) and its
-# generated code is past the JVM's 64 KB per method (Spark logs the failure and interprets it);
-# 255 bounds (a tree 8 deep, ranges of 64 MB up to 16 GB of text) still compile and build in ~1 s.
+# A when-tree of thousands of bounds is slow for the driver to build (a py4j call per node) and
+# its generated code is past the JVM's 64 KB per method (Spark logs the failure and interprets
+# it); 255 bounds (a tree 8 deep, ranges of 64 MB up to 16 GB of text) compile and build quickly.
 TREE_MAX_BOUNDS = 255
 
 

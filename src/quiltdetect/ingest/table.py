@@ -228,8 +228,7 @@ def read_documents(
         rows = read_rows(spark, files, cfg.max_payload_bytes, hadoop_reader=cfg.hadoop_reader, columns=cfg.columns())
     # Every input is read once and kept (on disk: TEXT_CACHE): the counts below, the
     # range partitioning's sample of doc_ids and the shuffle would otherwise each read and
-    # parse it again (for a Parquet table: 37 s -> 28 s of ingest at 100,000 pages). A
-    # checkpoint, not a persisted frame: the ingest costs 0.88x the CPU (see ``cut``). Local
+    # parse it again. A checkpoint, not a persisted frame (which costs more CPU: ``cut``). Local
     # Parquet files read twice cost less than the checkpoint's write and two reads, when the
     # caller needs only the doc_ids before the texts (``reread``).
     if not (reread and rereadable(files)):

@@ -108,7 +108,7 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
 
     * Keys in long ascending runs (the callers often concatenate sorted runs: a gram bucket's
       layers, rows of sorted pairs): numpy's stable sort itself, which merges the runs it
-      finds (two sorted runs of 2 M keys: 7 ms, against 160 ms for the packed sort below).
+      finds, far faster than the packed sort below.
     * Keys spanning fewer than 2¹⁶ values (bucket numbers): their offsets as uint16, which
       numpy sorts stably by radix in linear time.
     * Otherwise numpy sorts plain values much faster than it argsorts, so each key's offset

@@ -45,7 +45,7 @@ def _mix_k2(k2: np.ndarray) -> np.ndarray:
 
 
 # Words are hashed a slice of this many at a time: the arrays of one slice stay in the CPU's
-# cache across the hash's ~40 numpy passes (a whole batch's ~10^6 words did not: 2.3x slower).
+# cache across the hash's ~40 numpy passes, which a whole batch's words do not.
 CHUNK = 1 << 14
 
 

@@ -21,8 +21,8 @@ def near_duplicate_clusters(run: JobRun, docs: DataFrame, cfg: NearDupConfig) ->
             else f"terms, {cfg.k}-shingles, supershingles, simhash")
     with metrics.stage(spark, "fingerprints", what) as counts:
         # On disk only, like the texts (common/caching.py: TEXT_CACHE): every page's shingle set and
-        # band keys, ~5 KB a page. Kept in memory (MEMORY_AND_DISK), the cached batches of
-        # 1,000,000 pages filled the 4 GB heap: OutOfMemoryError while caching them.
+        # band keys. Kept in memory, a million pages' batches fill the shipped heap
+        # (docs/performance.md, "Memory and defaults at a million pages").
         fps = keep(fingerprints(docs, cfg), TEXT_CACHE)
         row = fps.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
         counts["documents"] = int(row[0])

@@ -68,9 +68,8 @@ def donor_rows(sample: DataFrame, triples: DataFrame, popular: DataFrame, server
     shingle is popular, ``foreign`` whether the donor is on another server (null without a
     server notion). ``cover_group`` reduces them per donor.
 
-    Not merged per (page, donor) in Spark: at 1,000,000 pages that merge (a ``collect_list``
-    of 2.7 M pairs) ran in one task for 12 s, and the cover's grouped UDF sees the same rows
-    anyway.
+    Not merged per (page, donor) in Spark: that merge (a ``collect_list``) runs in one task,
+    and the cover's grouped UDF sees the same rows anyway.
     """
     marked = popular.select("selector", "shingle", F.lit(True).alias("popular"))
     # The sample's triples are materialised first: a sample of the default size is m rows per
