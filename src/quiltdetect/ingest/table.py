@@ -47,7 +47,7 @@ REJECT_COLUMNS = ["source", "offset", "doc_id", "url", "skip_reason", "skip_deta
 # What the stored state of a run was made under: how pages become documents, and what a word is
 # (definitions §0). A run stores both (``_COMPLETE``'s ``definitions``); a change of either makes
 # every stage recompute (it is part of the inputs' key) and an update refuse a previous run made
-# under the other (``quilts.increment.open_previous``). "documents-2": charsets detected when a
+# under the other (``previous.finished_run``). "documents-2": charsets detected when a
 # page's bytes do not fit its declaration (issue 61).
 DOCUMENTS_DEFINITION = "documents-2"
 DEFINITIONS = {"documents": DOCUMENTS_DEFINITION, "words": WORDS_DEFINITION}

@@ -18,7 +18,7 @@ An update into a new output directory
    (``touched_docs``), only those and the new ones get patch fractions and covers, and the
    previous run's rows of every other document are kept (``Restriction``); with other
    settings every document is recomputed. Keys no longer order like doc_ids, so the cover's
-   "smallest doc_id" tie-break uses each document's rank over the union (``doc_ranks``).
+   "smallest doc_id" tie-break uses each document's rank over the union (``previous.doc_ranks``).
 
 Its output is the fresh run's over the union of every input so far (the incremental parity
 test chains updates and checks each against the reference), holds the state for the next
@@ -34,14 +34,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
-from quiltdetect.common.caching import SPILL, keep, release
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.folder import OutputFolder, read_bucketed, read_parquet
-from quiltdetect.common.runstate import COMPLETE, STATE_DIR
-from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
-from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
-from quiltdetect.ingest.table import DEFINITIONS, DOCS_WRITE_OPTIONS, read_documents
+from quiltdetect.common.runstate import STATE_DIR
 from quiltdetect.lifecycle import JobRun
+from quiltdetect.previous import check_same_settings, finished_run
 from quiltdetect.quilts.arrays import ARRAY_WRITE_OPTIONS
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.gram_table import (
@@ -83,29 +80,9 @@ class PreviousRun:
 def open_previous(spark: SparkSession | None, cfg: QuiltConfig, path: str) -> PreviousRun:
     """Check that ``path`` (``--previous``, resolved) is a finished quilt run an update can
     extend, and describe it."""
-    text = fs.read_text(spark, fs.join(path, COMPLETE))
-    if text is None:
-        raise ConfigError(f"--previous {path} is not a finished quiltdetect output (no {COMPLETE}); "
-                          "give the --output of a quilt run that completed")
-    done = json.loads(text)
-    if done.get("job") != "quilts":
-        raise ConfigError(f"--previous {path} holds a {done.get('job')} run; an update extends a quilt run")
-    made_under = done.get("definitions") or {}
-    if made_under != DEFINITIONS:
-        changed = [k for k in DEFINITIONS if made_under.get(k) != DEFINITIONS[k]]
-        raise ConfigError(
-            f"--previous {path} was made under an older definition of {' and '.join(changed)} "
-            f"({', '.join(f'{k} {made_under.get(k, 1)!s}' for k in changed)}; this version uses "
-            f"{', '.join(DEFINITIONS[k] for k in changed)}: docs/definitions.md §0), so its stored grams do not "
-            "match; run once without --previous to start afresh, then update that run")
+    done = finished_run(spark, path, "quilts", "grams")
     before = done.get("config", {})
-    for name in GRAM_STATE:
-        if before.get(name) != getattr(cfg, name):
-            option = "-k" if name == "k" else "--" + name.replace("_", "-")
-            raise ConfigError(
-                f"{option} is {getattr(cfg, name)!r} but the previous run ({path}) used {before.get(name)!r}: "
-                f"an update keeps the stored gram sets' settings ({', '.join(GRAM_STATE)}); "
-                "give the previous run's value, or run without --previous to start afresh")
+    check_same_settings(done, cfg, GRAM_STATE, path, f"the stored gram sets' settings ({', '.join(GRAM_STATE)})")
     name = gram_table_name(cfg)
     marker_text = fs.read_text(spark, fs.join(path, STATE_DIR, "stages", f"{name}.json"))
     grams = fs.join(path, STATE_DIR, "work", name)
@@ -118,53 +95,6 @@ def open_previous(spark: SparkSession | None, cfg: QuiltConfig, path: str) -> Pr
     documents = done.get("metrics", {}).get("stages", {}).get("ingest", {}).get("documents")
     return PreviousRun(path, str(done.get("inputs_key")), str(done.get("run_id")), before, grams, buckets,
                        spark_buckets, int(marker.get("layers", 1)), None if documents is None else int(documents))
-
-
-SEGMENT = f"{STATE_DIR}/work/segment"  # the new documents of an update, keyed as in docs/
-# An update's new records whose doc_id the previous run holds are left out of the texts by a
-# broadcast join up to this many doc_ids (a re-crawl of part of the archive), by a shuffle above.
-BROADCAST_SEEN = 1_000_000
-
-
-def union_documents(run: JobRun, previous: PreviousRun) -> tuple[DataFrame, DataFrame, int]:
-    """The ingest stage of an update: docs/ = the previous documents (their keys unchanged) and
-    the new ones not already there, keyed after them in doc_id order. Returns docs/, the new
-    documents and the number of previous documents (the first new key)."""
-    spark, cfg, out = run.spark, run.cfg, run.out
-
-    def build(counts: dict) -> tuple[DataFrame, DataFrame, int]:
-        old = read_parquet(spark, fs.join(previous.path, "docs"))
-        n_old = previous.documents if previous.documents is not None else int(old.count())
-        read = read_documents(spark, cfg, out, files=run.files, frame=run.frame, reread=True)
-        # The new records' doc_ids that the previous run holds (at most the segment's, found on
-        # the doc_ids alone): the texts leave them out on their way to the one shuffle.
-        seen = keep(read.candidate_ids.join(old.select("doc_id"), on="doc_id", how="left_semi").distinct(), SPILL)
-        n_seen = seen.count()
-        known = F.broadcast(seen) if n_seen <= BROADCAST_SEEN else seen
-        unseen = read.candidate_ids.join(known, "doc_id", "left_anti")
-        ranges = doc_id_ranges(unseen, read.candidates, read.candidate_bytes)
-        rows = read.candidate_rows.join(known, "doc_id", "left_anti")
-        new = numbered_documents(rows, ranges, [*DOC_COLUMNS, "doc_key"], first_key=n_old)
-        new = out.write_table(new, SEGMENT, DOCS_WRITE_OPTIONS)
-        # docs/ = the previous docs/ files and the segment's, linked or copied as they are: the
-        # old texts are not read, decoded and encoded again.
-        table = out.concat_tables([fs.join(previous.path, "docs"), out.path(SEGMENT)], "docs")
-        n_new = ranges.documents
-        n_read = n_new + n_seen
-        read.release()
-        release(seen)
-        read.count_into(counts, n_read)
-        counts["previous_run"] = previous.path
-        counts["previous_documents"] = n_old
-        counts["new_documents"] = n_new
-        counts["already_seen"] = n_read - n_new
-        counts["documents"] = n_old + n_new
-        return table, new, n_old
-
-    return run.stage("ingest", "read the new inputs, add them to the previous docs/", build,
-                     key=run.state.inputs_key, tables=["docs", SEGMENT], needs=["previous_documents"],
-                     reuse=lambda done: (out.read_table("docs"), out.read_table(SEGMENT),
-                                         int(done["previous_documents"])))
 
 
 def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, key: str) -> GramTable:
@@ -217,14 +147,6 @@ def _gram_table(out: OutputFolder, table: str, counts: dict) -> GramTable:
     return GramTable(out.read_table(table, GRAM_BUCKETS_DDL), n)
 
 
-def doc_ranks(docs: DataFrame) -> DataFrame:
-    """(doc_key, rank): each document's rank in doc_id order over the union, for the greedy
-    cover's last tie-break (an update keys new documents after the old ones, so keys no longer
-    order like doc_ids). One sort of the doc_id column."""
-    keyed = with_doc_keys(docs.select("doc_id", F.col("doc_key").alias("_key")))
-    return keyed.select(F.col("_key").alias("doc_key"), F.col("doc_key").alias("rank"))
-
-
 @dataclass(frozen=True)
 class Restriction:
     """An update that recomputes only the documents the new ones may change (``touched_docs``)."""
@@ -256,5 +178,5 @@ def restriction(cfg: QuiltConfig, previous: PreviousRun, n_old: int) -> Restrict
     return Restriction(n_old, previous.path)
 
 
-__all__ = ["RESULT_SETTINGS", "Restriction", "doc_ranks", "restriction", "GRAM_STATE", "PreviousRun", "gram_table_name", "merged_gram_table", "open_previous",
-           "union_documents"]
+__all__ = ["RESULT_SETTINGS", "Restriction", "restriction", "GRAM_STATE", "PreviousRun", "gram_table_name",
+           "merged_gram_table", "open_previous"]

@@ -18,6 +18,7 @@ from quiltdetect.common.foreign import server_column
 from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint, resolve_previous
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
+from quiltdetect.previous import doc_ranks, union_documents
 from quiltdetect.quilts.arrays import ARRAY_WRITE_OPTIONS, bucket_count
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.cover import cover_sources
@@ -29,12 +30,10 @@ from quiltdetect.quilts.gram_table import (
 )
 from quiltdetect.quilts.increment import (
     Restriction,
-    doc_ranks,
     gram_table_name,
     merged_gram_table,
     open_previous,
     restriction,
-    union_documents,
 )
 from quiltdetect.quilts.patch_grams import doc_buckets, patch_counts
 from quiltdetect.quilts.patchfrac import fractions_of, patchy_docs
@@ -203,7 +202,7 @@ class QuiltsJob(Job[QuiltConfig]):
             log.warning("--previous %s matches no complete run: starting afresh", self.cfg.previous)
         if previous_path:
             previous = open_previous(run.spark, self.cfg, previous_path)
-            docs, new, n_old = union_documents(run, previous)
+            docs, new, n_old = union_documents(run, previous.path, previous.documents)
             grams = merged_gram_table(run, previous, new, gram_stage_key(run.state, self.cfg))
             find_quilts(run, docs, grams, restriction(self.cfg, previous, n_old),
                         ranks=doc_ranks(docs))
