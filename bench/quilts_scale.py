@@ -679,32 +679,41 @@ def incremental_rows(args: argparse.Namespace, record) -> dict:
     total = args.archive_pages + args.segment_pages
     corpus, meta = make_corpus(args.work, total, args.seed)
     archive, archive_meta, segment, segment_meta = split_corpus(args.work, corpus, meta, args.segment_pages)
+    mode = args.incremental_mode
+    tag = "inc" if mode == "quilts" else f"inc-{mode}"
     runs = {}
     for label, path, m, output, previous in (
-        ("archive", archive, archive_meta, args.work / "inc-archive", None),
-        ("update", segment, segment_meta, args.work / "inc-update", args.work / "inc-archive"),
-        ("fresh", corpus, meta, args.work / "inc-fresh", None),
-        ("segment-alone", segment, segment_meta, args.work / "inc-segment-alone", None),
+        ("archive", archive, archive_meta, args.work / f"{tag}-archive", None),
+        ("update", segment, segment_meta, args.work / f"{tag}-update", args.work / f"{tag}-archive"),
+        ("fresh", corpus, meta, args.work / f"{tag}-fresh", None),
+        ("segment-alone", segment, segment_meta, args.work / f"{tag}-segment-alone", None),
     ):
-        res = child("quilts", path, output, args.work / f"inc-{label}.json", args, previous=previous)
-        record(f"incremental {label} {m['pages']}", f"incremental-{label}", m, res)
+        res = child(mode, path, output, args.work / f"{tag}-{label}.json", args, previous=previous)
+        record(f"incremental {mode} {label} {m['pages']}", f"incremental-{mode}-{label}", m, res)
         runs[label] = res
-    state = args.work / "inc-archive" / "_quiltdetect" / "work" / "gram-buckets-k5"
+    work = args.work / f"{tag}-archive" / "_quiltdetect" / "work"
+    states = [work / "gram-buckets-k5"] if mode == "quilts" else [work / "neardup-fingerprints",
+                                                                   work / "neardup-capped"]
     pages = archive_meta["pages"]
     ingest = runs["update"]["counts"].get("ingest", {})
     touched = runs["update"]["counts"].get("patchfrac", {}).get("recomputed_old_documents", pages)
-    figures = {
+    figures = {"mode": mode,
         "archive_pages": pages, "segment_pages": segment_meta["pages"],
         "update_seconds": runs["update"]["seconds"], "fresh_seconds": runs["fresh"]["seconds"],
         "update_over_fresh": round(runs["update"]["seconds"] / runs["fresh"]["seconds"], 3),
         "update_cpu_over_fresh": round(runs["update"]["cpu_seconds"] / runs["fresh"]["cpu_seconds"], 3),
         "segment_alone_seconds": runs["segment-alone"]["seconds"],
         "segment_alone_over_fresh": round(runs["segment-alone"]["seconds"] / runs["fresh"]["seconds"], 3),
-        "gram_state_bytes_per_page": round(tree_bytes(state) / pages, 1),
-        "docs_bytes_per_page": round(tree_bytes(args.work / "inc-archive" / "docs") / pages, 1),
-        "old_documents_recomputed_share": round(touched / pages, 4),
+        "state_bytes_per_page": round(sum(tree_bytes(s) for s in states) / pages, 1),
+        "docs_bytes_per_page": round(tree_bytes(args.work / f"{tag}-archive" / "docs") / pages, 1),
         "already_seen": ingest.get("already_seen"),
+        "update_stage_seconds": runs["update"]["stage_seconds"],
+        "fresh_stage_seconds": runs["fresh"]["stage_seconds"],
     }
+    if mode == "quilts":
+        figures["old_documents_recomputed_share"] = round(touched / pages, 4)
+    else:
+        figures["update_pairs"] = runs["update"]["counts"].get("pairs", {})
     print(json.dumps(figures), flush=True)
     return figures
 
@@ -753,6 +762,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --only incremental: the archive's size before the new segment")
     ap.add_argument("--segment-pages", type=int, default=10000,
                     help="with --only incremental: the new segment's size")
+    ap.add_argument("--incremental-mode", choices=["quilts", "neardup"], default="quilts",
+                    help="with --only incremental: the job whose update is measured")
     ap.add_argument("--cap", type=float, default=0.0,
                     help="stop an analysis at this many times its goal ratio to the quilt job of the same "
                          "size (goal_ratio) and record where it was; 0 = never (needs the quilts row)")

@@ -11,7 +11,10 @@ every other task reads that table (``<run>/ingest/docs``), so WARC and HTML are 
 The quilt task is an update (``--previous '<output_root>/*/quilts'``): it adds the week's pages
 to the last complete quilt run before it, and finds the quilts of everything crawled so far
 without recomputing the old weeks (the first run, finding none, starts afresh; param
-``update_quilts`` false makes every week a run of its own crawl only).
+``update_quilts`` false makes every week a run of its own crawl only). The near-duplicate task
+is an update the same way (``--previous '<output_root>/*/near_duplicates'``, param
+``update_near_duplicates``): the week's pages are decided against every page kept so far, and
+its ``kept/`` is the deduplicated archive to date.
 Inputs, output root, the shared options file, per-task options files and the spark-submit
 properties file are Airflow params, so a run can be triggered with other values. Each run
 writes ``<output_root>/<ds_nodash>/<task>/``; a retried or re-triggered task resumes its output
@@ -52,8 +55,13 @@ TASKS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 
 HOME = "{{ params.quiltdetect_home }}"
 RUN_DIR = "{{ params.output_root }}/{{ ds_nodash }}"
-# Options after the common ones, per task: the quilt task updates the last complete quilt run.
-EXTRA_ARGS = {"quilts": ["--previous", "{{ params.output_root ~ '/*/quilts' if params.update_quilts else '' }}"]}
+# Options after the common ones, per task: the quilt and near-duplicate tasks update the last
+# complete run of their own.
+EXTRA_ARGS = {
+    "quilts": ["--previous", "{{ params.output_root ~ '/*/quilts' if params.update_quilts else '' }}"],
+    "near_duplicates": ["--previous", "{{ params.output_root ~ '/*/near_duplicates' "
+                                      "if params.update_near_duplicates else '' }}"],
+}
 
 with DAG(
     dag_id="quiltdetect_weekly",
@@ -83,6 +91,9 @@ with DAG(
         "update_quilts": Param(True, type="boolean",
                                description="the quilt task adds the week to the last complete quilt run under "
                                            "output_root (false: quilts of this week's crawl only)"),
+        "update_near_duplicates": Param(True, type="boolean",
+                                        description="the near-duplicate task decides the week's pages against every "
+                                                    "page kept so far (false: this week's crawl only)"),
     },
 ) as dag:
     tasks = {}

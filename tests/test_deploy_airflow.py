@@ -1,6 +1,7 @@
 """dags/quiltdetect_weekly.py: loaded by Airflow's own DagBag (every task's rendered spark-submit
-arguments checked, and a per-task options file), and two scheduled runs of its quilt chain
-(ingest -> quilts, then the next week's ingest -> quilts, an update) with ``dag.test()`` against
+arguments checked, and a per-task options file), and two scheduled runs of its quilt and
+near-duplicate chains (ingest -> quilts, near_duplicates, then the next week's, both updates)
+with ``dag.test()`` against
 local Spark on the bundled samples. Needs the ``airflow`` extra (skipped without it).
 
 The other analyses' tasks (the sweep after the quilts, the rest after the ingest) are the same
@@ -132,7 +133,8 @@ def test_dagbag_loads_the_dag_with_its_tasks_and_spark_submit_arguments(airflow_
         assert task["application"] == f"{REPO}/jobs/{job}"
         source = (["--input", "s3a://my-bucket/crawl/"] if task_id == "ingest"
                   else ["--input", f"{run}/ingest/docs", "--input-format", "parquet"])
-        extra = ["--previous", "s3a://my-bucket/quiltdetect/*/quilts"] if task_id == "quilts" else []
+        extra = (["--previous", f"s3a://my-bucket/quiltdetect/*/{task_id}"]
+                 if task_id in ("quilts", "near_duplicates") else [])
         assert task["application_args"] == [
             *command, *source, "--output", f"{run}/{task_id}",
             "--config", f"{REPO}/conf/cluster.yaml", "--config", f"{REPO}/conf/cluster.yaml", *extra]
@@ -144,7 +146,7 @@ def test_dagbag_loads_the_dag_with_its_tasks_and_spark_submit_arguments(airflow_
 
 
 @pytest.mark.spark
-def test_two_scheduled_runs_of_the_quilt_chain_on_local_spark(airflow_env, tmp_path):
+def test_two_scheduled_runs_of_the_quilt_and_near_duplicate_chains_on_local_spark(airflow_env, tmp_path):
     """``dag.test()``: the real operator runs the real spark-submit, local[2], on the sample."""
     migrate = subprocess.run([str(Path(sys.executable).parent / "airflow"), "db", "migrate"], env=airflow_env,
                              capture_output=True, text=True, timeout=900)
@@ -159,7 +161,7 @@ def test_two_scheduled_runs_of_the_quilt_chain_on_local_spark(airflow_env, tmp_p
     conf = {"input": str(SAMPLE / "synthetic-quilts.warc.gz"), "output_root": str(tmp_path / "out"),
             "job_config": str(job_config),
             "properties_file": str(properties), "driver_python": _spark_python()}
-    chain = "ingest,quilts"
+    chain = "ingest,quilts,near_duplicates"
     got = _python(RUN, [str(REPO / "dags"), json.dumps(conf), "2026-01-05", chain], airflow_env, timeout=2400)
     assert got["state"].endswith("success"), got
     assert sorted(got["tasks"]) == sorted(chain.split(",")), got
@@ -176,12 +178,18 @@ def test_two_scheduled_runs_of_the_quilt_chain_on_local_spark(airflow_env, tmp_p
 
     # The next week's scheduled run (its ingest and quilt tasks): the quilt task updates the first.
     week2 = {**conf, "input": str(SAMPLE / "warcfile.warc.gz")}
-    got = _python(RUN, [str(REPO / "dags"), json.dumps(week2), "2026-01-12", "ingest,quilts"], airflow_env,
+    got = _python(RUN, [str(REPO / "dags"), json.dumps(week2), "2026-01-12", chain], airflow_env,
                   timeout=1200)
-    assert got["state"].endswith("success") and len(got["tasks"]) == 2, got
+    assert got["state"].endswith("success") and len(got["tasks"]) == 3, got
     later = tmp_path / "out" / "20260112"
     new = json.loads((later / "ingest" / "metrics.json").read_text())["stages"]["ingest"]["documents"]
     update = json.loads((later / "quilts" / "metrics.json").read_text())["stages"]
     assert update["ingest"]["previous_run"] == str(runs[0] / "quilts")
     assert (update["ingest"]["previous_documents"], update["ingest"]["new_documents"]) == (400, new)
     assert update["ingest"]["documents"] == 400 + new and update["quilts"]["quilts"] >= metrics["stages"]["quilts"]["quilts"]
+    # and the near-duplicate task decides the new week's pages against the first week's kept ones
+    first = json.loads((runs[0] / "near_duplicates" / "metrics.json").read_text())["stages"]
+    nd = json.loads((later / "near_duplicates" / "metrics.json").read_text())["stages"]
+    assert nd["ingest"]["previous_run"] == str(runs[0] / "near_duplicates")
+    assert nd["ingest"]["new_documents"] == new and nd["kept"]["documents_kept"] + nd["kept"]["documents_dropped"] == 400 + new
+    assert nd["kept"]["documents_dropped"] >= first["kept"]["documents_dropped"]

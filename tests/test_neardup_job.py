@@ -9,6 +9,12 @@ import pytest
 import yaml
 
 from quiltdetect.cli import main
+from quiltdetect.common.runstate import COMPLETE
+from quiltdetect.neardup import lsh
+from quiltdetect.neardup.fingerprints import shingle_set
+from quiltdetect.review.data import Run
+from quiltdetect.review.labels import LabelStore
+from quiltdetect.review.server import ReviewApp
 
 pytestmark = pytest.mark.spark
 
@@ -27,6 +33,18 @@ def write_table(path: Path) -> Path:
     return path
 
 
+def assert_similarities_recomputed(rows, docs, k: int = 4) -> None:
+    """Every duplicate_of/ row's resemblance and containment equal the ones recomputed from the
+    two pages' texts (definitions §2), to the last bit."""
+    pages = {r["doc_id"]: r for r in docs.select("doc_id", "text", "url", "images").collect()}
+    sets = {x: shingle_set(p["text"], p["url"], p["images"], k=k) for x, p in pages.items()}
+    rows = list(rows)
+    assert rows
+    for row in rows:
+        assert (row["resemblance"], row["containment"]) == lsh.resemblance_containment(
+            sets[row["doc_id"]], sets[row["duplicate_of"]]), row
+
+
 def test_neardup_command_writes_pairs_clusters_metrics(spark, tmp_path, capsys):
     table = write_table(tmp_path / "docs.jsonl")
     out = tmp_path / "nd"
@@ -40,12 +58,24 @@ def test_neardup_command_writes_pairs_clusters_metrics(spark, tmp_path, capsys):
     assert not any(p["same_site"] for p in pairs.values())
     clusters = {r["doc_id"]: (r["cluster_id"], r["cluster_size"]) for r in spark.read.parquet(str(out / "clusters")).collect()}
     assert clusters == {"p1": ("p1", 3), "p2": ("p1", 3), "p3": ("p1", 3)}
-    # kept/ and duplicate_of/ name every document exactly once: one per cluster, its smallest doc_id.
+    # kept/ and duplicate_of/ name every document exactly once. A table has no crawl dates, so
+    # doc_id orders the pages: p1 is kept, p2 and p3 are each a near-duplicate of it.
     kept = [r["doc_id"] for r in spark.read.parquet(str(out / "kept")).collect()]
-    dropped = {r["doc_id"]: r["duplicate_of"] for r in spark.read.parquet(str(out / "duplicate_of")).collect()}
+    rows = {r["doc_id"]: r.asDict() for r in spark.read.parquet(str(out / "duplicate_of")).collect()}
+    dropped = {d: r["duplicate_of"] for d, r in rows.items()}
     assert sorted(kept) == ["p1", "q0", "q1"] and dropped == {"p2": "p1", "p3": "p1"}
-    assert dropped == {d: c for d, (c, _) in clusters.items() if d != c}
+    # each with the reason: the kept page's url and run, the pair's exact similarity
+    run_id = json.loads((out / COMPLETE).read_text())["run_id"]
+    assert {(r["kept_url"], r["kept_run"]) for r in rows.values()} == {("http://www.a.com/1", run_id)}
     docs = spark.read.parquet(str(out / "docs"))
+    assert_similarities_recomputed(rows.values(), docs)
+    # the review tool opens each dropped page beside its kept page, shared shingles marked in both
+    app = ReviewApp(Run.open(out), LabelStore(tmp_path / "labels.sqlite"))
+    assert [r["doc_id"] for r in app.run.quilts] == ["p2", "p3"] and "2 dropped pages" in app.list_page({})
+    status, page = app.quilt_page({"id": ["p2"]})
+    assert status == 200 and "dropped as a near-duplicate of the kept page p1" in page
+    assert f"resemblance <b>{193 / 201:.4g}</b>" in page and "http://www.a.com/1" in page and run_id in page
+    assert page.count("<mark") >= 2  # the shared runs, in the dropped page and in the kept one
     assert sorted(kept + list(dropped)) == sorted(r["doc_id"] for r in docs.collect())
     assert spark.read.parquet(str(out / "kept")).columns == docs.columns  # a document table, usable as --input
     metrics = json.loads((out / "metrics.json").read_text())

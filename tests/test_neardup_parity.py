@@ -4,7 +4,8 @@ Corpora are random pages plus near-copies (a few words changed, inserted or drop
 copies and empty pages, on hosts of a few sites, so every algorithm has pairs on both sides
 of its thresholds. The Spark dataflow (buckets, exact verification, large-star/small-star)
 must find exactly the all-pairs reference's pairs with the same similarities, and the
-reference's union-find clusters.
+reference's union-find clusters, and the keep rule must drop exactly the reference's pages (in
+crawl order: dated pages, some dates equal or unreadable, then doc_id) for the same kept pages.
 """
 
 from __future__ import annotations
@@ -21,16 +22,26 @@ from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.urls import host_of
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.decisions import crawl_order, dropped_pages, similarity_columns
 from quiltdetect.neardup.fingerprints import fingerprint_arrays, lsh_arrays
 from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs, pair_columns
-from quiltdetect.neardup.reference import RefDoc, reference_clusters, reference_pairs
+from quiltdetect.neardup.reference import (
+    RefDoc,
+    reference_clusters,
+    reference_kept,
+    reference_pairs,
+)
 
 pytestmark = pytest.mark.spark
 
 URLS = ["http://www.a.example.com/1", "http://b.a.example.com/2", "http://other.org/x", "http://x.other.org/y",
         "http://www.third.net/z", ""]
 IMAGES = ["http://www.a.example.com/img/logo.gif", "http://cdn.net/pixel.gif", "/rel/icon.png"]
-DOC_SCHEMA = "doc_key long, doc_id string, url string, host string, text string, images array<string>"
+DOC_SCHEMA = ("doc_key long, doc_id string, url string, host string, text string, images array<string>, "
+              "warc_date string")
+# Crawl dates as WARC records give them, a few equal, some unreadable (ordered after every date).
+DATES = ["2009-01-05T10:00:00Z", "2009-01-05T10:00:00Z", "2013-06-30T23:59:59Z", "2013-07-01T00:00:00.5Z",
+         "2020-02-29T12:00:00+01:00", "2024-11-26", None, "2014-02-294T05:02:21Z"]
 
 
 def make_corpus(seed: int, n_docs: int) -> list[RefDoc]:
@@ -65,20 +76,32 @@ def make_corpus(seed: int, n_docs: int) -> list[RefDoc]:
 
 
 def doc_table(spark, docs: list[RefDoc]):
-    rows = [(key, d.doc_id, d.url, host_of(d.url), d.text, list(d.images))
+    rows = [(key, d.doc_id, d.url, host_of(d.url), d.text, list(d.images), d.warc_date)
             for key, d in enumerate(sorted(docs, key=lambda d: d.doc_id))]
     return spark.createDataFrame(rows, DOC_SCHEMA)
 
 
-def spark_pairs_and_clusters(spark, docs, cfg):
+def dated(docs: list[RefDoc], seed: int) -> list[RefDoc]:
+    """The pages with crawl dates drawn from DATES."""
+    rng = random.Random(seed)
+    return [RefDoc(d.doc_id, d.text, d.url, d.images, rng.choice(DATES)) for d in docs]
+
+
+def spark_pairs_and_clusters(spark, docs, cfg, with_dropped: bool = False):
     table = doc_table(spark, docs)
     counts: dict = {}
     fps = fingerprints(table, cfg).persist()
     pairs = near_duplicate_pairs(fps, cfg, counts).persist()
     ids = {r["doc_key"]: r["doc_id"] for r in table.select("doc_key", "doc_id").collect()}
     got = {(ids[r["a"]], ids[r["b"]]): tuple(r[c] for c in pair_columns(cfg.algorithm)) for r in pairs.collect()}
-    clusters = {ids[r["doc_key"]]: ids[r["cluster_key"]]
-                for r in connected_components(pairs.select("a", "b"), checkpoint_every=2).collect()}
+    components = connected_components(pairs.select("a", "b"), checkpoint_every=2).persist()
+    clusters = {ids[r["doc_key"]]: ids[r["cluster_key"]] for r in components.collect()}
+    if with_dropped:
+        names = [n for n, _ in similarity_columns(cfg.algorithm)]
+        counts["dropped"] = {
+            ids[r["doc_key"]]: (ids[r["keeper"]], tuple(r[n] for n in names))
+            for r in dropped_pages(pairs, components, crawl_order(table), cfg.algorithm).collect()}
+    components.unpersist()
     pairs.unpersist()
     fps.unpersist()
     return got, clusters, counts
@@ -132,11 +155,15 @@ def test_pairs_and_clusters_equal_reference(spark, params):
     cfg = merge_settings(NearDupConfig, params).validate(need_io=False)
     rng = random.Random(repr(sorted(params.items())))
     docs = [d for seed in rng.sample(range(10**6), 8) for d in make_corpus(seed, rng.randint(2, 60))]
-    got, clusters, counts = spark_pairs_and_clusters(spark, docs, cfg)
+    docs = dated(docs, rng.randrange(10**6))
+    got, clusters, counts = spark_pairs_and_clusters(spark, docs, cfg, with_dropped=True)
     expected = reference_pairs(docs, cfg)
     assert got == expected
     ref_clusters = reference_clusters(list(expected))
     assert clusters == {d: c for d, (c, _) in ref_clusters.items()}
+    similarity = len(similarity_columns(cfg.algorithm))
+    dropped = counts.pop("dropped")
+    assert dropped == {x: (y, values[:similarity]) for x, (y, values) in reference_kept(docs, expected).items()}
     assert {k: v for k, v in counts.items() if k != "pairs"} == reference_bucket_counts(docs, cfg)
     assert counts["pairs"] == len(expected)
 
@@ -175,7 +202,7 @@ def check_components(spark, graphs):
         edges += [(rng.choice(names), rng.choice(names)) for _ in range(rng.randint(0, n_nodes // 3))]
     frame = spark.createDataFrame(edges or [(1, 1)], "a long, b long")
     got = {r["doc_key"]: r["cluster_key"]
-           for r in connected_components(frame, checkpoint_every=2).collect()}
+           for r in connected_components(frame).collect()}
     expected = reference_clusters([(f"{a:09d}", f"{b:09d}") for a, b in edges if a != b])
     assert got == {int(x): int(c) for x, (c, _) in expected.items()}
 

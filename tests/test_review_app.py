@@ -92,7 +92,7 @@ def test_sample_is_uniform_seeded_and_reproducible(tmp_path):
 
 
 def test_open_rejects_a_directory_that_is_not_a_run(tmp_path):
-    with pytest.raises(RunError, match="no quilts/ table"):
+    with pytest.raises(RunError, match="no quilts/ or duplicate_of/ table"):
         Run.open(tmp_path)
 
 
@@ -233,7 +233,7 @@ def test_command_line_export_and_bad_run(tmp_path, capsys):
     assert main(["review", "--run", str(run_dir), "--export", str(tmp_path / "l.csv")]) == 0
     assert "quilt-2,https://" in (tmp_path / "l.csv").read_text()
     assert main(["review", "--run", str(tmp_path), "--export", str(tmp_path / "x.csv")]) == 2
-    assert "no quilts/ table" in capsys.readouterr().err
+    assert "no quilts/ or duplicate_of/ table" in capsys.readouterr().err
 
 
 def _serve(tmp_path, host: str, allow_hosts: tuple[str, ...] = ()):

@@ -72,8 +72,8 @@ def find_quilts(docs: DataFrame, *, output: str | None = None, **settings: Any) 
 
 
 class NearDuplicates(NamedTuple):
-    """The near-duplicate tables: pairs, clusters, kept (one document per cluster) and
-    duplicate_of (doc_id -> the kept doc_id of its cluster)."""
+    """The near-duplicate tables: pairs, clusters, kept (the document table without the dropped
+    pages) and duplicate_of (each dropped page, the kept page it near-duplicates, and why)."""
 
     pairs: DataFrame
     clusters: DataFrame
@@ -83,7 +83,8 @@ class NearDuplicates(NamedTuple):
 
 def find_near_duplicates(docs: DataFrame, *, output: str | None = None, **settings: Any) -> NearDuplicates:
     """Near-duplicate pairs and clusters of ``docs`` (definitions §2; Broder, Charikar, Henzinger),
-    with the deduplicated corpus. Settings: ``NearDupConfig`` (algorithm="lsh", k=4, ...)."""
+    with the deduplicated corpus. Settings: ``NearDupConfig`` (algorithm="lsh", k=4, ...);
+    ``previous="RUN"`` adds ``docs`` to a finished run (an update: docs/neardup.md)."""
     from quiltdetect.neardup.job import NearDupJob
 
     return NearDuplicates(*_read(run_on(NearDupJob, docs, output, **settings), docs,

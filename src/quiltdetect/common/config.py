@@ -117,11 +117,14 @@ class JobConfig:
     text_col: str = option("text", metavar="COLUMN", help="the column of a Parquet/JSONL input holding the text")
     ip_col: str = option("ip", metavar="COLUMN",
                          help="the column of a Parquet/JSONL input holding the server's IP address")
+    date_col: str = option("date", metavar="COLUMN",
+                           help="the column of a Parquet/JSONL input holding the crawl date (ISO 8601; as WARC-Date)")
     spark: dict[str, Any] = dataclasses.field(default_factory=local_spark_defaults)
 
     def columns(self) -> dict[str, str]:
-        """Which input column holds each of id, url, text, ip."""
-        return {"id": self.id_col, "url": self.url_col, "text": self.text_col, "ip": self.ip_col}
+        """Which input column holds each of id, url, text, ip, date."""
+        return {"id": self.id_col, "url": self.url_col, "text": self.text_col, "ip": self.ip_col,
+                "date": self.date_col}
 
     def validate_io(self, *, need_io: bool = True) -> None:
         """Fail with a message naming the option when an input/output setting cannot work.
@@ -148,9 +151,9 @@ class JobConfig:
             )
         check_int("max_payload_bytes", self.max_payload_bytes, 1)
         named = [c for c in self.columns().values() if c]
-        if len(named) != 4 or len(set(named)) != 4:
-            raise ConfigError(f"--id-col, --url-col, --text-col and --ip-col must name four different columns, "
-                              f"got {self.columns()}")
+        if len(named) != 5 or len(set(named)) != 5:
+            raise ConfigError(f"--id-col, --url-col, --text-col, --ip-col and --date-col must name five different "
+                              f"columns, got {self.columns()}")
 
 
 def _flag(name: str) -> str:

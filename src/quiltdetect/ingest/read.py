@@ -75,7 +75,7 @@ SKIP_DUPLICATE_ID = "duplicate_doc_id"
 SKIP_MISSING_ID = "missing_id"
 SKIP_MISSING_TEXT = "missing_text"
 SKIP_BAD_COLUMN_TYPE = "bad_column_type"
-TABLE_COLUMNS = ("id", "url", "text", "ip")
+TABLE_COLUMNS = ("id", "url", "text", "ip", "date")
 DEFAULT_COLUMNS = {name: name for name in TABLE_COLUMNS}  # which input column holds each
 ROWS_PER_BATCH = 256
 
@@ -360,7 +360,8 @@ def without_nul(text: Column) -> Column:
 
 
 def table_rows(table: DataFrame) -> DataFrame:
-    """(id, url, text, ip, source, decode_errors, bad_type) table rows -> document and skip rows,
+    """(id, url, text, ip, date, source, decode_errors, bad_type) table rows -> document and skip rows
+    (the date, when the table has one, is the page's crawl date: ``warc_date``),
     in ROW_SCHEMA (see ``_table_columns`` for the last two).
 
     The text stays in the JVM: only url and the file name go through Python (for the host,
@@ -378,6 +379,7 @@ def table_rows(table: DataFrame) -> DataFrame:
         "host": hosts["host"],
         "domain": hosts["domain"],
         "ip": F.col("ip"),
+        "warc_date": F.col("date"),
         "text": F.col("text"),
         "source": source_names(F.col("source")),
         "decode_errors": F.col("decode_errors"),
@@ -389,7 +391,7 @@ def table_rows(table: DataFrame) -> DataFrame:
 
 
 def _table_columns(table: DataFrame) -> list:
-    """id, url, text, ip of a table of any column types as valid UTF-8 strings, plus
+    """id, url, text, ip, date of a table of any column types as valid UTF-8 strings, plus
     ``decode_errors`` (some value held invalid UTF-8, now replaced by U+FFFD, as the WARC
     reader decodes leniently) and ``bad_type`` (why the file's rows cannot be documents).
 

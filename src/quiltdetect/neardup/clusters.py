@@ -52,7 +52,7 @@ def is_star_forest(edges: DataFrame) -> bool:
     return bad.isEmpty()
 
 
-def connected_components(pairs: DataFrame, *, checkpoint_every: int = 4, max_rounds: int = 100) -> DataFrame:
+def connected_components(pairs: DataFrame, *, checkpoint_every: int = 1, max_rounds: int = 100) -> DataFrame:
     """(doc_key, cluster_key) for every node of the undirected graph ``pairs`` (columns a, b).
 
     cluster_key = the smallest doc_key of the node's component; isolated nodes do not appear.

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -16,27 +18,42 @@ from quiltdetect.neardup.pairs import fingerprints, near_duplicate_pairs
 
 def near_duplicate_clusters(run: JobRun, docs: DataFrame, cfg: NearDupConfig) -> tuple[DataFrame, DataFrame]:
     """(pairs on doc_keys, clusters as (doc_key, cluster_key)) of a document table; both persisted."""
-    spark, metrics = run.spark, run.metrics
+    fps = fingerprint_stage(run, docs, cfg)
+    pairs, clusters = pair_and_cluster_stages(run, fps, cfg)
+    fps.unpersist()
+    return pairs, clusters
+
+
+def fingerprint_stage(run: JobRun, docs: DataFrame, cfg: NearDupConfig, table: str | None = None) -> DataFrame:
+    """Every page's fingerprints (``pairs.fingerprints``): written as the run's table ``table``
+    (the state an update reads), else kept on disk only, like the texts (common/caching.py:
+    TEXT_CACHE): kept in memory, a million pages' batches fill the shipped heap
+    (docs/performance.md, "Memory and defaults at a million pages")."""
     what = (f"terms, {cfg.k}-shingles, {cfg.lsh_bands} bands of {cfg.lsh_rows} min-hashes" if cfg.algorithm == "lsh"
             else f"terms, {cfg.k}-shingles, supershingles, simhash")
-    with metrics.stage(spark, "fingerprints", what) as counts:
-        # On disk only, like the texts (common/caching.py: TEXT_CACHE): every page's shingle set and
-        # band keys. Kept in memory, a million pages' batches fill the shipped heap
-        # (docs/performance.md, "Memory and defaults at a million pages").
-        fps = keep(fingerprints(docs, cfg), TEXT_CACHE)
+    with run.metrics.stage(run.spark, "fingerprints", what) as counts:
+        fps = keep(fingerprints(docs, cfg), TEXT_CACHE) if table is None else run.out.write_table(
+            fingerprints(docs, cfg), table)
         row = fps.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
         counts["documents"] = int(row[0])
         counts["without_terms"] = int(row[1] or 0)
         counts["terms"] = int(row[2] or 0)
+    return fps
+
+
+def pair_and_cluster_stages(run: JobRun, fps: DataFrame, cfg: NearDupConfig,
+                            capped: Callable[[DataFrame], None] | None = None) -> tuple[DataFrame, DataFrame]:
+    """(pairs on doc_keys, clusters as (doc_key, cluster_key)) from the fingerprints; both
+    persisted. ``capped``: see ``pairs.near_duplicate_pairs``."""
+    spark, metrics = run.spark, run.metrics
     with metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates from buckets, verified exactly") as counts:
-        pairs = near_duplicate_pairs(fps, cfg, counts)
+        pairs = near_duplicate_pairs(fps, cfg, counts, capped)
     with metrics.stage(spark, "clusters", "connected components (large-star / small-star)") as counts:
         clusters = keep(connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
                                              max_rounds=cfg.cc_max_rounds), SPILL)
         row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
         counts["clustered_documents"] = int(row[0])
         counts["clusters"] = int(row[1])
-    fps.unpersist()
     return pairs, clusters
 
 

@@ -43,13 +43,20 @@ class NearDupConfig(JobConfig):
     c_threshold: int = option(355, help="C-similar at >= this many agreeing bits of 384")
     combined_c_threshold: int = option(328, help="combined: B-similar and C-similarity >= this")
     bucket_cap: int = option(200, help="buckets with more pages give star edges, not all pairs")
-    cc_checkpoint_every: int = option(4, cli=False, help="connected components: cut the lineage every n rounds")
+    cc_checkpoint_every: int = option(1, cli=False, help="connected components: cut the lineage every n rounds")
     cc_max_rounds: int = option(100, cli=False, help="connected components: fail (not loop) past this many rounds")
     top: int = option(10, help="largest clusters shown in the summary")
+    previous: str = option("", path="run", metavar="RUN",
+                           help="a finished neardup run's output: add the --input pages to it and write the union's "
+                                "near-duplicates to --output, the new pages decided against every page kept so far "
+                                "(an update; RUN is only read)")
 
     def validate(self, *, need_io: bool = True) -> NearDupConfig:
         """Fail with a message naming the option when a value cannot work."""
         self.validate_io(need_io=need_io)
+        if self.previous and self.output and self.previous.rstrip("/") == self.output.rstrip("/"):
+            raise ConfigError(f"--output {self.output} is the --previous run: an update writes a new output "
+                              "and leaves the previous one as it is; choose another --output")
         if self.algorithm not in ALGORITHMS:
             raise ConfigError(f"--algorithm {self.algorithm!r}: use one of {', '.join(ALGORITHMS)}")
         if not isinstance(self.wrap, bool):

@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from quiltdetect.common.caching import SPILL, cut, keep, release
 from quiltdetect.common.folder import OutputFolder
+from quiltdetect.common.runstate import resolve_previous
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
-from quiltdetect.neardup.collapse import near_duplicate_clusters, representatives
+from quiltdetect.neardup.collapse import fingerprint_stage, pair_and_cluster_stages
 from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.decisions import crawl_order, dropped_pages, duplicate_of_table, kept_table
+from quiltdetect.neardup.increment import (
+    CAPPED,
+    FINGERPRINTS,
+    RUNS,
+    PreviousNearDup,
+    Union,
+    new_fingerprints,
+    open_previous,
+    update_clusters,
+    update_decisions,
+    update_pairs,
+)
 from quiltdetect.neardup.pairs import pair_columns
+from quiltdetect.previous import doc_ranks, union_documents
 
 log = logging.getLogger(__name__)
 
@@ -34,19 +51,32 @@ def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: Data
         _, counts["clustered_documents"] = run.out.write_rows(table.orderBy("cluster_id", "doc_id"), "clusters")
 
 
-def write_kept(run: JobRun, docs: DataFrame, clusters: DataFrame) -> None:
-    """kept/ (the document table with one document per cluster, its smallest doc_id, and every
-    unclustered document) and duplicate_of/ (doc_id, duplicate_of) for each document dropped:
-    together they name every document once, so a corpus can be deduplicated or flagged."""
-    with run.metrics.stage(run.spark, "kept", "one document per cluster; duplicate_of for the others") as counts:
-        _, counts["documents_kept"] = run.out.write_rows(
-            representatives(docs, clusters).select(*docs.columns).orderBy("doc_key"), "kept", DOCS_WRITE_OPTIONS)
-        ids = docs.select("doc_key", "doc_id")
-        dropped = (clusters.where(F.col("doc_key") != F.col("cluster_key")).join(ids, on="doc_key")
-                   .join(ids.select(F.col("doc_key").alias("cluster_key"), F.col("doc_id").alias("duplicate_of")),
-                         on="cluster_key")
-                   .select("doc_id", "duplicate_of"))
-        _, counts["documents_dropped"] = run.out.write_rows(dropped.orderBy("doc_id"), "duplicate_of")
+def write_kept(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
+    """kept/ (the document table without the pages the keep rule drops) and duplicate_of/ (each
+    dropped page, the kept page it duplicates and why): together they name every document once,
+    so a corpus can be deduplicated or flagged (definitions §2, neardup/keep.py)."""
+    with run.metrics.stage(run.spark, "kept", "pages in crawl order: dropped when a near-duplicate of a kept one") \
+            as counts:
+        dropped = keep(dropped_pages(pairs, clusters, crawl_order(docs), algorithm), SPILL)
+        _, counts["documents_kept"] = run.out.write_rows(kept_table(docs, dropped).orderBy("doc_key"), "kept",
+                                                         DOCS_WRITE_OPTIONS)
+        table = duplicate_of_table(docs, dropped, algorithm, F.lit(run.state.run_id))
+        _, counts["documents_dropped"] = run.out.write_rows(table.orderBy("doc_id"), "duplicate_of")
+        dropped.unpersist()
+
+
+def update(run: JobRun, cfg: NearDupConfig, previous: PreviousNearDup) -> None:
+    """An update (``--previous``): the union's pairs/ and clusters/ as a fresh run's, the new
+    pages decided against every page kept so far (``neardup/increment.py``)."""
+    docs, new, n_old = union_documents(run, previous.path, previous.documents)
+    union = Union(docs, cut(doc_ranks(docs), SPILL), n_old)
+    fps = new_fingerprints(run, new, previous, cfg)
+    pairs, gone = update_pairs(run, fps, previous, union, cfg)
+    clusters = update_clusters(run, previous, union, pairs, gone, cfg)
+    write_outputs(run, docs, pairs, clusters, cfg.algorithm)
+    update_decisions(run, previous, union, new, pairs, clusters, cfg.algorithm)
+    for frame in (pairs, gone, clusters, union.ranks):
+        release(frame)
 
 
 def top_clusters(out: OutputFolder, n: int) -> list[dict[str, Any]]:
@@ -67,10 +97,19 @@ class NearDupJob(Job[NearDupConfig]):
     tables = ("pairs", "clusters", "kept", "duplicate_of")
 
     def compute(self, run: JobRun) -> None:
+        cfg = self.cfg
+        previous_path = resolve_previous(run.spark, cfg.previous, cfg.output) if cfg.previous else ""
+        if cfg.previous and not previous_path:
+            log.warning("--previous %s matches no complete run: starting afresh", cfg.previous)
+        if previous_path:
+            update(run, cfg, open_previous(run.spark, cfg, previous_path))
+            return
         docs = run.docs()
-        pairs, clusters = near_duplicate_clusters(run, docs, self.cfg)
-        write_outputs(run, docs, pairs, clusters, self.cfg.algorithm)
-        write_kept(run, docs, clusters)
+        fps = fingerprint_stage(run, docs, cfg, table=FINGERPRINTS)
+        pairs, clusters = pair_and_cluster_stages(run, fps, cfg, capped=lambda over: run.out.write_table(over, CAPPED))
+        run.out.write_text(RUNS, json.dumps([[0, run.state.run_id]]))
+        write_outputs(run, docs, pairs, clusters, cfg.algorithm)
+        write_kept(run, docs, pairs, clusters, cfg.algorithm)
         pairs.unpersist()
         clusters.unpersist()
 

@@ -10,7 +10,7 @@ C-similarity, or (lsh) resemblance and containment of the two shingle sets.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -166,47 +166,67 @@ def verify_lsh(candidates: DataFrame, fps: DataFrame) -> DataFrame:
     )
 
 
-def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, Any]) -> DataFrame:
+# The bucket families of each algorithm: (name in counts and state, fingerprint column).
+FAMILIES = {"lsh": (("lsh", "bands"),), "b": (("b", "supershingles"),), "combined": (("b", "supershingles"),),
+            "c": (("c", "pieces"),), "combined-sites": (("b", "supershingles"), ("c", "pieces"))}
+CAPPED_SCHEMA = "family string, idx int, value long, size long, root long"
+
+
+def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, Any],
+                         capped: Callable[[DataFrame], None] | None = None) -> DataFrame:
     """The near-duplicate pairs of the configured algorithm, on doc_keys (a < b): persisted
     (the caller unpersists) and counted in ``counts["pairs"]``.
 
-    ``counts`` also receives the bucket counts (capped buckets and the pairs they did not expand).
+    ``counts`` also receives the bucket counts (capped buckets and the pairs they did not expand);
+    ``capped``, when given, the buckets over the cap (``CAPPED_SCHEMA``: what an update needs to
+    know which pairs they gave), before their rows are released.
     """
     shared: list[DataFrame] = []
+    over: list[DataFrame] = []
 
     def candidates(column: str, name: str) -> DataFrame:
         cands, rows = bucket_candidates(exploded(fps, column), cfg.bucket_cap)
         shared.append(rows)
+        over.append(rows.where((F.col("size") > cfg.bucket_cap) & (F.col("doc_key") == F.col("root")))
+                    .select(F.lit(name).alias("family"), "idx", "value", "size", "root"))
         _count_buckets(rows, cfg.bucket_cap, counts, name)
         return cands
 
-    if cfg.algorithm == "lsh":
-        verified = verify_lsh(candidates("bands", "lsh"), fps)
-        pairs = verified.where((F.col("resemblance") >= F.lit(float(cfg.resemblance_threshold)))
-                               | (F.col("containment") >= F.lit(float(cfg.containment_threshold))))
-    else:
-        parts: list[DataFrame] = []
-        b_t, c_t, cc_t = cfg.b_threshold, cfg.c_threshold, cfg.combined_c_threshold
-        if cfg.algorithm in ("b", "combined", "combined-sites"):
-            verified = verify(candidates("supershingles", "b"), fps)
-            passes = F.col("b_similarity") >= b_t
-            if cfg.algorithm != "b":
-                passes = passes & (F.col("c_similarity") >= cc_t)
-            if cfg.algorithm == "combined-sites":
-                passes = passes & F.col("same_site")
-            parts.append(verified.where(passes))
-        if cfg.algorithm in ("c", "combined-sites"):
-            passes = F.col("c_similarity") >= c_t
-            if cfg.algorithm == "combined-sites":
-                passes = passes & ~F.col("same_site")
-            parts.append(verify(candidates("pieces", "c"), fps).where(passes))
-        # combined-sites: the two parts are disjoint (same site vs not), so a plain union
-        pairs = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+    pairs = decided_pairs({name: candidates(column, name) for name, column in FAMILIES[cfg.algorithm]}, fps, cfg)
     pairs = keep(pairs, SPILL)
     counts["pairs"] = pairs.count()
+    if capped is not None:
+        capped(over[0] if len(over) == 1 else over[0].unionByName(over[1]))
     for rows in shared:
         rows.unpersist()
     return pairs
+
+
+def decided_pairs(candidates: dict[str, DataFrame], fps: DataFrame, cfg: NearDupConfig) -> DataFrame:
+    """The candidate pairs (a, b: doc_keys) of each bucket family that are near-duplicates by the
+    algorithm's definition, verified exactly on the fingerprints ``fps`` (a, b, then
+    ``pair_columns``)."""
+    if cfg.algorithm == "lsh":
+        verified = verify_lsh(candidates["lsh"], fps)
+        return verified.where((F.col("resemblance") >= F.lit(float(cfg.resemblance_threshold)))
+                              | (F.col("containment") >= F.lit(float(cfg.containment_threshold))))
+    parts: list[DataFrame] = []
+    b_t, c_t, cc_t = cfg.b_threshold, cfg.c_threshold, cfg.combined_c_threshold
+    if "b" in candidates:
+        verified = verify(candidates["b"], fps)
+        passes = F.col("b_similarity") >= b_t
+        if cfg.algorithm != "b":
+            passes = passes & (F.col("c_similarity") >= cc_t)
+        if cfg.algorithm == "combined-sites":
+            passes = passes & F.col("same_site")
+        parts.append(verified.where(passes))
+    if "c" in candidates:
+        passes = F.col("c_similarity") >= c_t
+        if cfg.algorithm == "combined-sites":
+            passes = passes & ~F.col("same_site")
+        parts.append(verify(candidates["c"], fps).where(passes))
+    # combined-sites: the two parts are disjoint (same site vs not), so a plain union
+    return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
 
 
 def _count_buckets(shared: DataFrame, cap: int, counts: dict[str, Any], name: str) -> None:

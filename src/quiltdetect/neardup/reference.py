@@ -8,6 +8,7 @@ band and their exact resemblance or containment passes; clusters come from a uni
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from itertools import combinations
 
 from quiltdetect.ingest.urls import host_of, site_of
@@ -24,6 +25,7 @@ class RefDoc:
     text: str
     url: str = ""
     images: tuple[str, ...] = ()
+    warc_date: str | None = None
 
 
 def is_near_duplicate(cfg: NearDupConfig, b: int, c: int, same_site: bool) -> bool:
@@ -93,3 +95,41 @@ def reference_clusters(pairs: list[tuple[str, str]]) -> dict[str, tuple[str, int
     for r in roots.values():
         sizes[r] = sizes.get(r, 0) + 1
     return {x: (r, sizes[r]) for x, r in roots.items()}
+
+
+def crawl_key(doc: RefDoc) -> tuple[int, datetime | None, str]:
+    """A page's place in crawl order: dated pages by date, then pages without a readable date;
+    then doc_id."""
+    try:
+        when = datetime.fromisoformat(doc.warc_date) if doc.warc_date else None
+    except ValueError:
+        when = None
+    if when is not None and when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return (0, when, doc.doc_id) if when is not None else (1, None, doc.doc_id)
+
+
+def reference_kept(docs: list[RefDoc], pairs: dict[tuple[str, str], tuple],
+                   kept_before: frozenset[str] = frozenset(), decided: frozenset[str] = frozenset()
+                   ) -> dict[str, tuple[str, tuple]]:
+    """The keep rule (definitions §2) over all pages: dropped doc_id -> (the kept page it
+    duplicates, the pair's values). Pages in ``kept_before`` count as kept from the start and
+    pages in ``decided`` (kept or dropped by an earlier run) are not decided again."""
+    partners: dict[str, list[str]] = {}
+    for x, y in pairs:
+        partners.setdefault(x, []).append(y)
+        partners.setdefault(y, []).append(x)
+    place = {d.doc_id: crawl_key(d) for d in docs}
+    kept = set(kept_before)
+    dropped: dict[str, tuple[str, tuple]] = {}
+    for doc in sorted(docs, key=crawl_key):
+        x = doc.doc_id
+        if x in decided or x in kept:
+            continue
+        keepers = sorted((place[y], y) for y in partners.get(x, ()) if y in kept)
+        if keepers:
+            y = keepers[0][1]
+            dropped[x] = (y, pairs[(min(x, y), max(x, y))])
+        else:
+            kept.add(x)
+    return dropped

@@ -45,7 +45,7 @@ def sampled_shingles(docs: DataFrame, k: int, m: int) -> DataFrame:
 
 
 def suppress_near_duplicates(samples: DataFrame, b: int, counts: dict[str, Any],
-                             checkpoint_every: int = 4) -> tuple[DataFrame, DataFrame, DataFrame]:
+                             checkpoint_every: int = 1) -> tuple[DataFrame, DataFrame, DataFrame]:
     """(kept samples, clusters, pairs): one document per cluster of near-duplicates; ``pairs`` is
     persisted, for the caller to unpersist once it has materialised the others.
 

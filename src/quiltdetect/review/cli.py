@@ -1,4 +1,5 @@
-"""``quiltdetect review --run DIR``: the quilt judging tool on http://127.0.0.1:8765/."""
+"""``quiltdetect review --run DIR``: the judging tool on http://127.0.0.1:8765/, for the quilts of a
+quilt run or the dropped pages of a near-duplicate run."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from quiltdetect.common.paths import absolute
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``review`` with its options."""
-    p = subparsers.add_parser("review", help="judge the quilts of a run in the browser (Najork 2012, Fig. 4)")
-    p.add_argument("--run", required=True, metavar="DIR", type=absolute, help="the --output directory of `quiltdetect quilts`")
+    p = subparsers.add_parser("review", help="judge the quilts of a run in the browser (Najork 2012, Fig. 4), or "
+                                             "a near-duplicate run's dropped pages beside their kept pages")
+    p.add_argument("--run", required=True, metavar="DIR", type=absolute,
+                   help="the --output directory of `quiltdetect quilts` or `quiltdetect neardup`")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="also answer requests whose Host header is NAME or NAME:PORT (the name browsers use to "
@@ -47,7 +50,8 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
         return 0
     server = make_server(app, args.host, args.port, args.allow_host)
     host, port = server.server_address[:2]
-    print(f"quiltdetect review: {len(quilt_run.quilts)} quilts of {quilt_run.path}, labels in {store.path}\n"
+    noun = "quilts" if quilt_run.kind == "quilts" else "dropped pages"
+    print(f"quiltdetect review: {len(quilt_run.quilts)} {noun} of {quilt_run.path}, labels in {store.path}\n"
           f"open {base_url(host, port)}/  (Ctrl-C to stop)\n"
           f"answering Host: {', '.join(sorted(app.allowed_hosts))} (add names with --allow-host)", flush=True)
     try:

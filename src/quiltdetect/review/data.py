@@ -1,7 +1,9 @@
-"""A quilt run as the review tool sees it: the quilts table and the texts it needs (pyarrow).
+"""A run as the review tool sees it: its list of pages to judge and the texts it needs (pyarrow).
 
-No Spark: ``quilts/`` is read whole (one row per quilted page), ``docs/`` only for the
-doc_ids a page shows, so the tool starts at once even on a large run.
+A quilt run lists its quilts, each with its sources; a near-duplicate run (``quiltdetect
+neardup``) lists its dropped pages, each with the kept page it duplicates as its one source and
+the pair's similarity. No Spark: the list is read whole (one row per page), ``docs/`` only for
+the doc_ids a page shows, so the tool starts at once even on a large run.
 """
 
 from __future__ import annotations
@@ -71,28 +73,52 @@ class ListQuery:
         return {k: str(v) for k, v in values.items() if v != getattr(base, k)}
 
 
+def dropped_pages(path: Path) -> list[dict[str, Any]]:
+    """A near-duplicate run's dropped pages as the list shows them: ``patchfrac`` is the pair's
+    resemblance (lsh) or its C-similarity over 384 bits (Henzinger's algorithms), the one source
+    is the kept page, ``reason`` the row of duplicate_of/."""
+    rows = ds.dataset(str(path / "duplicate_of"), format="parquet").to_table().to_pylist()
+    urls = {r["doc_id"]: r["url"] for r in ds.dataset(str(path / "docs"), format="parquet").to_table(
+        columns=["doc_id", "url"], filter=pc.field("doc_id").isin([r["doc_id"] for r in rows])).to_pylist()}
+    pages = []
+    for r in rows:
+        score = r["resemblance"] if "resemblance" in r else (r.get("c_similarity") or 0) / 384
+        pages.append({"doc_id": r["doc_id"], "url": urls.get(r["doc_id"]), "patchfrac": float(score),
+                      "n_sources": 1, "attributed": False, "n_attributed_sources": 0, "reason": r,
+                      "sources": [{"doc_id": r["duplicate_of"], "url": r["kept_url"], "attributed": False}]})
+    pages.sort(key=lambda r: r["doc_id"])
+    return pages
+
+
 @dataclass
 class Run:
-    """One quilt run directory: its configuration and its quilts (sources in pick order)."""
+    """One run directory: its configuration and its pages to judge (``quilts``: for a quilt run
+    its quilts, sources in pick order; for a near-duplicate run its dropped pages, ``kind``)."""
 
     path: Path
     config: dict[str, Any]
     quilts: list[dict[str, Any]]
     by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kind: str = "quilts"  # or "neardup"
 
     @classmethod
     def open(cls, run_dir: str | Path) -> Run:
         path = Path(run_dir).resolve()
-        if not (path / "quilts").is_dir():
-            raise RunError(f"--run {run_dir}: no quilts/ table here (give the --output of `quiltdetect quilts`)")
+        kind = "neardup" if (path / "duplicate_of").is_dir() and not (path / "quilts").is_dir() else "quilts"
+        job = "quiltdetect quilts` or `quiltdetect neardup"
+        if not (path / "quilts").is_dir() and kind == "quilts":
+            raise RunError(f"--run {run_dir}: no quilts/ or duplicate_of/ table here (give the --output of `{job}`)")
         if not (path / "_COMPLETE").is_file():
-            raise RunError(f"--run {run_dir}: the run did not complete (no _COMPLETE); rerun `quiltdetect quilts`"
+            raise RunError(f"--run {run_dir}: the run did not complete (no _COMPLETE); rerun `quiltdetect {kind}`"
                            " with the same --output to finish it")
         if not (path / "docs").is_dir():
             raise RunError(f"--run {run_dir}: no docs/ table here; the review tool needs the page texts")
         config: dict[str, Any] = {}
         if (path / "config.yaml").is_file():
             config = yaml.safe_load((path / "config.yaml").read_text(encoding="utf-8")) or {}
+        if kind == "neardup":
+            dropped = dropped_pages(path)
+            return cls(path, config, dropped, {r["doc_id"]: r for r in dropped}, kind)
         rows = ds.dataset(str(path / "quilts"), format="parquet").to_table().to_pylist()
         quilts = []
         for r in rows:

@@ -77,6 +77,29 @@ def render_segments(segments: list[tuple[str, int]]) -> str:
     return "".join(out)
 
 
+def duplicate_body(page: dict[str, Any], marked: Any) -> str:
+    """A dropped page beside the kept page it near-duplicates, their shared k-word shingles
+    highlighted in both, and the reason (the pair's verified similarity) above."""
+    reason = page["reason"]
+    kept = page["sources"][0]
+    measures = " · ".join(f"{name.replace('_', ' ')} <b>{reason[name]:.4g}</b>" for name in
+                          ("resemblance", "containment", "b_similarity", "c_similarity") if reason.get(name) is not None)
+    match = marked.sources[0]
+    head = (
+        f'<h2 class="url">{link(page["url"])}</h2>'
+        f'<p class="meta">doc_id {e(page["doc_id"])} · dropped as a near-duplicate of the kept page '
+        f'{e(kept["doc_id"])} · {measures} · {marked.covered_words} of {marked.n_words} words in shared '
+        "shingles</p>"
+    )
+    item = (
+        f'<details class="source" id="source-1" open><summary><span class="swatch c0"></span>kept: '
+        f'{link(kept["url"])}</summary><p class="meta">doc_id {e(kept["doc_id"])} · kept in run '
+        f'{e(str(reason.get("kept_run") or ""))}</p><div class="text">{render_segments(match.segments)}</div></details>'
+    )
+    return (f'{head}<div class="layout"><div><div class="text" id="quilt-text">{render_segments(marked.segments)}'
+            f'</div></div><div class="sources"><h3>the kept page</h3>{item}</div></div>')
+
+
 class ReviewApp:
     """Everything a request needs: the run, the label store and the anti-CSRF token."""
 
@@ -135,8 +158,10 @@ class ReviewApp:
             f'<label>seed<input name="seed" size="6" value="{e(str(query.seed))}"></label>'
             '<button type="submit">apply</button><a href="/">reset</a></form>'
         )
-        what = (f"a uniform random sample of {total} quilts (seed {query.seed})" if query.sample
-                else f"{total} quilts")
+        noun, score, many = (("quilts", "patchfrac", "sources") if self.run.kind == "quilts"
+                             else ("dropped pages", "similarity", "kept pages"))
+        what = (f"a uniform random sample of {total} {noun} (seed {query.seed})" if query.sample
+                else f"{total} {noun}")
         body_rows = []
         for i, r in enumerate(shown, start + 1):
             label = labels.get(r["doc_id"], ("", "", ""))[0]
@@ -158,12 +183,12 @@ class ReviewApp:
                 parts.append(f'<a{cls} href="/?{e(urlencode(query.params(page=p)))}">{p}</a>')
             pages = "<p>pages: " + " ".join(parts) + "</p>"
         table = (
-            '<table class="list" id="quilts"><thead><tr><th>#</th><th>doc_id</th><th>url</th><th>patchfrac</th>'
-            "<th>sources</th><th>attributed</th><th>label</th></tr></thead><tbody>"
+            '<table class="list" id="quilts"><thead><tr><th>#</th><th>doc_id</th><th>url</th>'
+            f"<th>{score}</th><th>{many}</th><th>attributed</th><th>label</th></tr></thead><tbody>"
             + "".join(body_rows) + "</tbody></table>"
         )
-        keys = '<p class="keys"><kbd>o</kbd> open the first quilt</p>'
-        return self.page("quilts", f"{form}<p>{e(what)}</p>{keys}{table}{pages}")
+        keys = '<p class="keys"><kbd>o</kbd> open the first one</p>'
+        return self.page(noun, f"{form}<p>{e(what)}</p>{keys}{table}{pages}")
 
     def quilt_page(self, params: dict[str, list[str]]) -> tuple[int, str]:
         doc_id = (params.get("id") or [""])[0]
@@ -210,6 +235,8 @@ class ReviewApp:
             "moves on) · <kbd>j</kbd>/<kbd>→</kbd> next · <kbd>k</kbd>/<kbd>←</kbd> previous · <kbd>e</kbd> note"
             " · <kbd>l</kbd> list</p></form>"
         )
+        if self.run.kind == "neardup":
+            return HTTPStatus.OK, self.page(quilt["url"] or doc_id, judge + duplicate_body(quilt, marked))
         attributed = (f", links to {quilt['n_attributed_sources']} of its sources (attributed)"
                       if quilt["attributed"] else "")
         head = (

@@ -1,0 +1,351 @@
+"""Near-duplicates of a growing crawl: a new segment added to a finished neardup run (``--previous``).
+
+Every neardup run keeps what an update needs beside its results (``_quiltdetect/work/``): every
+page's fingerprints (``neardup-fingerprints``: the shingle set and band keys for lsh; the
+supershingles, simhash and its pieces for Henzinger's algorithms), the buckets over
+``bucket_cap`` with their root (``neardup-capped``) and which run each range of doc_keys came
+in (``neardup-runs.json``). An update, into a new output directory,
+
+1. writes ``docs/`` as the previous documents and the new ones not already there, keyed after
+   them (``previous.union_documents``), and ranks every page by doc_id over the union: the
+   order a fresh run's doc_keys have, which decides a bucket's root and a cluster's id;
+2. fingerprints only the new pages, as a layer beside the stored ones;
+3. finds the buckets the new pages fall in and only their stored rows, and from them every
+   candidate pair with a new page, by the fresh run's rule (all pairs of a bucket of at most
+   ``bucket_cap`` pages; star edges from its smallest page above). Pairs of two old pages can
+   only disappear: a bucket that new pages take past the cap, or whose root a new page becomes,
+   gives fewer of them. Those old pairs are checked again against every bucket they share
+   (the stored capped buckets say how an untouched bucket treated them) and withdrawn when
+   none gives them any more;
+4. verifies the new candidates exactly, as a fresh run does, and joins the previous pairs (less
+   the withdrawn) to make ``pairs/``; the clusters are the connected components of the
+   previous clusters (as stars) and the new pairs, or of the previous pairs where one was
+   withdrawn;
+5. decides only the new pages by the keep rule (``neardup/keep.py``): every page kept before
+   stays kept, every page dropped before stays dropped, and ``kept/`` and ``duplicate_of/``
+   are the previous files with the new pages' rows beside them.
+
+``pairs/`` and ``clusters/`` equal a fresh run's over the union, for every algorithm (each finds
+candidates in buckets and verifies them on per-page fingerprints); ``kept/`` and
+``duplicate_of/`` do too when the segments come in crawl order (``tests/test_neardup_update.py``).
+The settings that decide the stored fingerprints and pairs must be the previous run's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window
+
+from quiltdetect.common import fs
+from quiltdetect.common.caching import SPILL, cut, release
+from quiltdetect.common.config import ConfigError
+from quiltdetect.common.folder import read_parquet
+from quiltdetect.common.runstate import STATE_DIR
+from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
+from quiltdetect.lifecycle import JobRun
+from quiltdetect.neardup.clusters import connected_components
+from quiltdetect.neardup.config import NearDupConfig
+from quiltdetect.neardup.decisions import crawl_order, dropped_pages, duplicate_of_table, kept_table
+from quiltdetect.neardup.keep import DECIDE, DROPPED, KEPT
+from quiltdetect.neardup.pairs import (
+    CAPPED_SCHEMA,
+    FAMILIES,
+    decided_pairs,
+    exploded,
+    fingerprints,
+    pair_columns,
+)
+from quiltdetect.previous import check_same_settings, finished_run
+
+FINGERPRINTS = f"{STATE_DIR}/work/neardup-fingerprints"
+CAPPED = f"{STATE_DIR}/work/neardup-capped"
+RUNS = f"{STATE_DIR}/work/neardup-runs.json"
+# Settings the stored fingerprints and pairs depend on: an update must use the previous run's.
+STORED_SETTINGS = ("algorithm", "k", "wrap", "resemblance_threshold", "containment_threshold", "lsh_bands",
+                   "lsh_rows", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap")
+
+
+@dataclass(frozen=True)
+class PreviousNearDup:
+    """A finished neardup run that an update extends."""
+
+    path: str
+    documents: int | None  # its document count (keys 0 .. documents-1), None if not recorded
+    runs: list[list]  # [first doc_key, run_id] of every run of its chain, in order
+    kept: int  # its kept/ rows
+    dropped: int  # its duplicate_of/ rows
+
+
+def open_previous(spark, cfg: NearDupConfig, path: str) -> PreviousNearDup:
+    """Check that ``path`` (``--previous``, resolved) is a finished neardup run an update can
+    extend with ``cfg``, and describe it."""
+    done = finished_run(spark, path, "neardup", "fingerprints")
+    check_same_settings(done, cfg, STORED_SETTINGS, path,
+                        "the previous run's near-duplicate settings (its pairs were decided with them)")
+    runs = fs.read_text(spark, fs.join(path, RUNS))
+    if runs is None or not fs.exists(spark, fs.join(path, FINGERPRINTS, "_SUCCESS")):
+        raise ConfigError(f"--previous {path} has no near-duplicate state ({FINGERPRINTS}); it was made by an "
+                          "older version: run afresh once, then update that run")
+    stages = done.get("metrics", {}).get("stages", {})
+    documents = stages.get("ingest", {}).get("documents")
+    kept = stages.get("kept", {})
+    return PreviousNearDup(path, None if documents is None else int(documents), json.loads(runs),
+                           int(kept.get("documents_kept", 0)), int(kept.get("documents_dropped", 0)))
+
+
+def kept_run(keeper: Column, runs: list[list]) -> Column:
+    """The run_id of the run that added the page with doc_key ``keeper`` (the run it was kept in)."""
+    chosen = F.lit(str(runs[0][1]))
+    for first, run_id in runs[1:]:
+        chosen = F.when(keeper >= F.lit(int(first)), F.lit(str(run_id))).otherwise(chosen)
+    return chosen
+
+
+@dataclass(frozen=True)
+class Union:
+    """What an update works on: the union's documents and ranks, where the new ones start."""
+
+    docs: DataFrame
+    ranks: DataFrame  # (doc_key, rank): doc_id order over the union, persisted
+    n_old: int  # the first new doc_key
+
+    def is_new(self, key: str = "doc_key") -> Column:
+        return F.col(key) >= F.lit(self.n_old)
+
+    def ids(self) -> DataFrame:
+        """(doc_id, doc_key, rank) of every document."""
+        return self.docs.select("doc_id", "doc_key").join(self.ranks, on="doc_key")
+
+
+def new_fingerprints(run: JobRun, new: DataFrame, previous: PreviousNearDup, cfg: NearDupConfig) -> DataFrame:
+    """The fingerprints stage of an update: the new pages' fingerprints, written as a layer
+    beside the previous ones (linked or copied); returns the whole table."""
+    with run.metrics.stage(run.spark, "fingerprints", "the new pages' fingerprints, beside the previous") as counts:
+        layer = f"{FINGERPRINTS}-layer"
+        added = run.out.write_table(fingerprints(new, cfg), layer)
+        row = added.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
+        counts["new_documents"] = int(row[0])
+        counts["without_terms"] = int(row[1] or 0)
+        counts["terms"] = int(row[2] or 0)
+        table = run.out.concat_tables([fs.join(previous.path, FINGERPRINTS), run.out.path(layer)], FINGERPRINTS)
+        run.out.delete(layer)
+    return table
+
+
+def touched_buckets(fps: DataFrame, column: str, union: Union, cap: int) -> DataFrame:
+    """Every row of the buckets (of ``column``) that hold a new page, old pages' too, with the
+    bucket's size and root over the union and over the old pages alone: (doc_key, rank, is_new,
+    idx, value, size, root, root_key, old_size, old_root); persisted (the caller releases it)."""
+    rows = exploded(fps, column)
+    touched = rows.where(union.is_new()).select("idx", "value").distinct()
+    bucket = Window.partitionBy("value", "idx")
+    old = ~F.col("is_new")
+    members = (rows.join(touched, on=["idx", "value"], how="left_semi").join(union.ranks, on="doc_key")
+               .withColumn("is_new", union.is_new()))
+    return cut(members.select(
+        "doc_key", "rank", "is_new", "idx", "value",
+        F.count(F.lit(1)).over(bucket).alias("size"),
+        F.min("rank").over(bucket).alias("root"),
+        F.min(F.struct("rank", "doc_key")).over(bucket)["doc_key"].alias("root_key"),
+        F.sum(old.cast("long")).over(bucket).alias("old_size"),
+        F.min(F.when(old, F.col("rank"))).over(bucket).alias("old_root")), SPILL)
+
+
+def new_candidates(members: DataFrame, cap: int) -> DataFrame:
+    """(a, b) on doc_keys, a the smaller doc_id: every candidate pair with a new page from the
+    touched buckets, by the fresh run's rule (pairs up to ``cap`` pages, stars above)."""
+    small = members.where(F.col("size") <= cap).select("idx", "value", "doc_key", "rank", "is_new")
+    pairs = (small.alias("x").join(small.alias("y"), on=["value", "idx"])
+             .where((F.col("x.rank") < F.col("y.rank")) & (F.col("x.is_new") | F.col("y.is_new")))
+             .select(F.col("x.doc_key").alias("a"), F.col("y.doc_key").alias("b")))
+    root_is_new = F.col("old_root").isNull() | (F.col("old_root") != F.col("root"))
+    stars = (members.where((F.col("size") > cap) & (F.col("rank") != F.col("root")) & (F.col("is_new") | root_is_new))
+             .select(F.col("root_key").alias("a"), F.col("doc_key").alias("b")))
+    return pairs.unionByName(stars).distinct()
+
+
+def affected_rows(members: DataFrame, cap: int) -> DataFrame:
+    """The old pages' rows of the buckets that now give old pairs they gave before no more: past
+    the cap with new pages (before: 2..cap pages), or past it before with a new page as root."""
+    root_is_new = F.col("old_root").isNull() | (F.col("old_root") != F.col("root"))
+    affected = (F.col("size") > cap) & (F.col("old_size").between(2, cap) | ((F.col("old_size") > cap) & root_is_new))
+    return members.where(affected & ~F.col("is_new")).select("idx", "value", "doc_key", "rank")
+
+
+def withdrawn_pairs(fps: DataFrame, column: str, family: str, affected: DataFrame, old_pairs: DataFrame,
+                    members: DataFrame, previous_capped: DataFrame, union: Union, cap: int) -> DataFrame:
+    """(a, b) of the previous pairs that no bucket of ``family`` gives any more: of the old pairs
+    inside an affected bucket, those whose every shared bucket is now capped with another root
+    (touched buckets: their union size and root; untouched ones: as the previous run had them)."""
+    inside = (affected.alias("x").join(affected.alias("y"), on=["value", "idx"])
+              .where(F.col("x.rank") < F.col("y.rank"))
+              .select(F.col("x.doc_key").alias("a"), F.col("y.doc_key").alias("b")).distinct())
+    suspects = old_pairs.select("a", "b", "a_rank", "b_rank").join(inside, on=["a", "b"], how="left_semi")
+    arrays = fps.select("doc_key", column)
+    shared = (suspects.join(arrays.select(F.col("doc_key").alias("a"), F.col(column).alias("xs")), on="a")
+              .join(arrays.select(F.col("doc_key").alias("b"), F.col(column).alias("ys")), on="b")
+              .select("a", "b", "a_rank", "b_rank",
+                      F.posexplode(F.arrays_zip("xs", "ys")).alias("idx", "pair"))
+              .where(F.col("pair.xs") == F.col("pair.ys"))
+              .select("a", "b", "a_rank", "b_rank", F.col("idx").cast("int").alias("idx"),
+                      F.col("pair.xs").alias("value")))
+    now = members.select("idx", "value", F.col("size").alias("now_size"), F.col("root").alias("now_root")).distinct()
+    before = (previous_capped.where(F.col("family") == family)
+              .join(union.ranks.withColumnRenamed("doc_key", "root"), on="root")
+              .select("idx", "value", F.col("rank").alias("before_root")))
+    ends = F.col("a_rank"), F.col("b_rank")
+    gives = (F.when(F.col("now_size").isNotNull(), (F.col("now_size") <= cap) | F.col("now_root").isin(*ends))
+             .when(F.col("before_root").isNotNull(), F.col("before_root").isin(*ends))
+             .otherwise(F.lit(True)))
+    support = (shared.join(now, on=["idx", "value"], how="left").join(before, on=["idx", "value"], how="left")
+               .groupBy("a", "b").agg(F.max(gives.cast("int")).alias("given")))
+    return support.where(F.col("given") == 0).select("a", "b")
+
+
+def capped_after(members: DataFrame, previous_capped: DataFrame, family: str, cap: int) -> DataFrame:
+    """The family's buckets over the cap in the union (``CAPPED_SCHEMA``): the previous ones no
+    new page touched, and the touched ones now over it."""
+    touched = members.select("idx", "value").distinct()
+    kept = previous_capped.where(F.col("family") == family).join(touched, on=["idx", "value"], how="left_anti")
+    now = (members.where((F.col("size") > cap) & (F.col("rank") == F.col("root")))
+           .select(F.lit(family).alias("family"), "idx", "value", "size", F.col("doc_key").alias("root")))
+    return kept.select(*[c.split()[0] for c in CAPPED_SCHEMA.split(", ")]).unionByName(now)
+
+
+def previous_pairs(run: JobRun, previous: PreviousNearDup, union: Union, algorithm: str) -> DataFrame:
+    """The previous run's pairs/ on the union's keys: (a, b, a_rank, b_rank, pair_columns…)."""
+    ids = union.ids()
+    return (read_parquet(run.spark, fs.join(previous.path, "pairs"))
+            .join(ids.select(F.col("doc_id").alias("doc_id_a"), F.col("doc_key").alias("a"),
+                             F.col("rank").alias("a_rank")), on="doc_id_a")
+            .join(ids.select(F.col("doc_id").alias("doc_id_b"), F.col("doc_key").alias("b"),
+                             F.col("rank").alias("b_rank")), on="doc_id_b")
+            .select("a", "b", "a_rank", "b_rank", *pair_columns(algorithm)))
+
+
+def family_pairs(old_pairs: DataFrame, family: str, algorithm: str) -> DataFrame:
+    """The previous pairs a family's buckets gave: for combined-sites, the B part is the pairs on
+    one site and the C part the others; every other algorithm has one family."""
+    if algorithm != "combined-sites":
+        return old_pairs
+    return old_pairs.where(F.col("same_site") if family == "b" else ~F.col("same_site"))
+
+
+def update_pairs(run: JobRun, fps: DataFrame, previous: PreviousNearDup, union: Union,
+                 cfg: NearDupConfig) -> tuple[DataFrame, DataFrame]:
+    """The pairs stage of an update: (pairs of the union on doc_keys, a the smaller doc_id, with
+    a_rank, b_rank and pair_columns; the withdrawn previous pairs (a, b)), both persisted. The
+    union's capped buckets are written as the run's state."""
+    spark, cap = run.spark, cfg.bucket_cap
+    with run.metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates with a new page, verified exactly") as counts:
+        old_pairs = cut(previous_pairs(run, previous, union, cfg.algorithm), SPILL)
+        previous_capped = read_parquet(spark, fs.join(previous.path, CAPPED))
+        candidates, withdrawn, capped, held = {}, [], [], []
+        for family, column in FAMILIES[cfg.algorithm]:
+            members = touched_buckets(fps, column, union, cap)
+            held.append(members)
+            candidates[family] = new_candidates(members, cap)
+            affected = cut(affected_rows(members, cap), SPILL)
+            held.append(affected)
+            counts[f"{family}_affected_rows"] = n_affected = affected.count()
+            if n_affected:
+                withdrawn.append(withdrawn_pairs(fps, column, family, affected,
+                                                 family_pairs(old_pairs, family, cfg.algorithm), members,
+                                                 previous_capped, union, cap))
+            capped.append(capped_after(members, previous_capped, family, cap))
+        needed = (candidates[next(iter(candidates))].select(F.col("a").alias("doc_key"))
+                  .unionByName(candidates[next(iter(candidates))].select(F.col("b").alias("doc_key"))))
+        for family in list(candidates)[1:]:
+            needed = needed.unionByName(candidates[family].select(F.col("a").alias("doc_key"))).unionByName(
+                candidates[family].select(F.col("b").alias("doc_key")))
+        pages = cut(fps.join(needed.distinct(), on="doc_key", how="left_semi"), SPILL)
+        held.append(pages)
+        new = decided_pairs(candidates, pages, cfg).join(
+            union.ranks.select(F.col("doc_key").alias("a"), F.col("rank").alias("a_rank")), on="a").join(
+            union.ranks.select(F.col("doc_key").alias("b"), F.col("rank").alias("b_rank")), on="b")
+        gone = (withdrawn[0] if len(withdrawn) == 1 else withdrawn[0].unionByName(withdrawn[1])) if withdrawn else None
+        gone = cut(gone.distinct(), SPILL) if gone is not None else spark.createDataFrame([], "a long, b long")
+        remaining = old_pairs.join(gone, on=["a", "b"], how="left_anti")
+        columns = ["a", "b", "a_rank", "b_rank", *pair_columns(cfg.algorithm)]
+        pairs = cut(remaining.select(*columns).unionByName(new.select(*columns)), SPILL)
+        counts["previous_pairs"] = old_pairs.count()
+        counts["withdrawn_pairs"] = gone.count()
+        counts["pairs"] = pairs.count()
+        counts["new_pairs"] = counts["pairs"] - counts["previous_pairs"] + counts["withdrawn_pairs"]
+        run.out.write_table(capped[0] if len(capped) == 1 else capped[0].unionByName(capped[1]), CAPPED)
+        for frame in held:
+            release(frame)
+        release(old_pairs)
+    return pairs, gone
+
+
+def update_clusters(run: JobRun, previous: PreviousNearDup, union: Union, pairs: DataFrame,
+                    gone: DataFrame, cfg: NearDupConfig) -> DataFrame:
+    """The clusters stage of an update: (doc_key, cluster_key: the doc_key of the component's
+    smallest doc_id), persisted. The components of the previous clusters (each as a star) and
+    the new pairs; a previous cluster that lost a pair is rebuilt from its remaining pairs."""
+    with run.metrics.stage(run.spark, "clusters", "connected components of the previous clusters and the new pairs") \
+            as counts:
+        ids = union.ids()
+        before = (read_parquet(run.spark, fs.join(previous.path, "clusters"))
+                  .join(ids.select("doc_id", "rank"), on="doc_id")
+                  .join(ids.select(F.col("doc_id").alias("cluster_id"), F.col("rank").alias("cluster_rank")),
+                        on="cluster_id")
+                  .select("rank", "cluster_rank"))
+        ends = gone.select(F.col("a").alias("doc_key")).unionByName(gone.select(F.col("b").alias("doc_key")))
+        broken = (before.join(ends.join(union.ranks, on="doc_key").select("rank"), on="rank", how="left_semi")
+                  .select("cluster_rank").distinct())
+        members = before.join(broken, on="cluster_rank", how="left_semi").select("rank")
+        stars = (before.join(broken, on="cluster_rank", how="left_anti").where(F.col("rank") != F.col("cluster_rank"))
+                 .select(F.col("rank").alias("a"), F.col("cluster_rank").alias("b")))
+        rebuilt = pairs.join(members.withColumnRenamed("rank", "a_rank"), on="a_rank", how="left_semi")
+        added = pairs.where(union.is_new("a") | union.is_new("b"))
+        edges = stars.unionByName(rebuilt.unionByName(added).select(F.col("a_rank").alias("a"), F.col("b_rank").alias("b")))
+        components = connected_components(edges, checkpoint_every=cfg.cc_checkpoint_every,
+                                          max_rounds=cfg.cc_max_rounds)
+        by_rank = union.ranks.select(F.col("rank").alias("r"), F.col("doc_key").alias("k"))
+        clusters = cut(components.join(by_rank, components["doc_key"] == by_rank["r"])
+                        .select(F.col("k").alias("doc_key"), "cluster_key")
+                        .join(by_rank.select(F.col("r").alias("cluster_key"), F.col("k").alias("cluster")),
+                              on="cluster_key")
+                        .select("doc_key", F.col("cluster").alias("cluster_key")), SPILL)
+        row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
+        counts["clustered_documents"] = int(row[0])
+        counts["clusters"] = int(row[1])
+        counts["rebuilt_clusters"] = int(broken.count())
+    return clusters
+
+
+def update_decisions(run: JobRun, previous: PreviousNearDup, union: Union, new: DataFrame, pairs: DataFrame,
+                     clusters: DataFrame, algorithm: str) -> None:
+    """The kept stage of an update: the keep rule decides the new pages only (in the clusters that
+    hold one); kept/ and duplicate_of/ are the previous files and the new pages' rows."""
+    out = run.out
+    with run.metrics.stage(run.spark, "kept", "the new pages in crawl order, against every page kept so far") \
+            as counts:
+        before = read_parquet(run.spark, fs.join(previous.path, "duplicate_of")).select("doc_id")
+        dropped_before = union.docs.select("doc_id", "doc_key").join(before, on="doc_id", how="left_semi")
+        state = (union.docs.select("doc_key").join(dropped_before.select("doc_key", F.lit(DROPPED).alias("was")),
+                                                   on="doc_key", how="left")
+                 .select("doc_key", F.when(union.is_new(), F.lit(DECIDE)).otherwise(F.coalesce("was", F.lit(KEPT)))
+                         .alias("state")))
+        reached = clusters.where(union.is_new()).select("cluster_key").distinct()
+        open_clusters = clusters.join(reached, on="cluster_key", how="left_semi")
+        dropped = cut(dropped_pages(pairs, open_clusters, crawl_order(union.docs, union.ranks), algorithm, state),
+                       SPILL)
+        runs = [*previous.runs, [union.n_old, run.state.run_id]]
+        rows = duplicate_of_table(union.docs, dropped, algorithm, kept_run(F.col("keeper"), runs))
+        _, new_dropped = out.write_rows(rows.orderBy("doc_id"), "duplicate_of-layer")
+        _, new_kept = out.write_rows(kept_table(new, dropped).orderBy("doc_key"), "kept-layer", DOCS_WRITE_OPTIONS)
+        for name in ("duplicate_of", "kept"):
+            out.concat_tables([fs.join(previous.path, name), out.path(f"{name}-layer")], name)
+            out.delete(f"{name}-layer")
+        counts["new_documents_kept"], counts["new_documents_dropped"] = new_kept, new_dropped
+        counts["documents_kept"] = previous.kept + new_kept
+        counts["documents_dropped"] = previous.dropped + new_dropped
+        out.write_text(RUNS, json.dumps(runs))
+        release(dropped)
