@@ -299,6 +299,7 @@ def test_an_update_with_no_new_pages_keeps_the_previous_results(spark, tmp_path)
 
 
 @pytest.mark.spark
+@extended
 def test_updates_add_layers_of_grams_merged_without_a_shuffle_and_rewrite_an_older_table_once(spark, tmp_path):
     """The grams stage of an update writes only the new pages' pairs: the previous gram table's
     files are linked (the same files, not rewritten), a layer is added per update, and

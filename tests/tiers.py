@@ -7,9 +7,10 @@
 * ``extended`` (``pytest -m extended``, run by ``.ci/run`` after the fast tier): the same
   properties with larger budgets, the quilt job's determinism at 1 and 29 partitions and every
   other job's at 5 with the inputs reversed; and, to keep the fast tier within its 10 minutes,
-  five edge cases of quilt updates (the kept old page, ties by doc_id, an empty segment, a
-  killed update, which old pages are recomputed: the fast tier keeps the chain-of-updates
-  parity), a kill while ``_COMPLETE`` is written (the fast tier keeps the kill while the last
+  six edge cases of quilt updates (the kept old page, ties by doc_id, an empty segment, a
+  killed update, which old pages are recomputed, the gram layers and an older table rewritten
+  once: the fast tier keeps the chain-of-updates parity), near-duplicate updates but the lsh
+  chain and the refusals, a kill while ``_COMPLETE`` is written (the fast tier keeps the kill while the last
   table is written), the reuse console round
   trip (the fast tier keeps reuse's parity with its reference), the second setting of the
   phrases parity (ip servers, no collapse, per-count cover samples) and the quilt parity's
