@@ -73,8 +73,8 @@ def dropped_pages(pairs: DataFrame, clusters: DataFrame, order: DataFrame, algor
 def _decide_partition(names: Sequence[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function: a partition's rows, sorted by cluster (its nodes, then its
     edges) -> the dropped pages of each cluster. A cluster may span two batches: the rows of the
-    last cluster of a batch wait for the next. (A grouped UDF per cluster cost ~2 ms a cluster,
-    most clusters being one pair.)"""
+    last cluster of a batch wait for the next. (Not a grouped UDF per cluster: its
+    fixed cost per call outweighs a cluster of one pair, as most are; docs/neardup.md, "Which pages are kept".)"""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         carry: pa.Table | None = None
         for batch in batches:
