@@ -692,8 +692,8 @@ def incremental_rows(args: argparse.Namespace, record) -> dict:
         record(f"incremental {mode} {label} {m['pages']}", f"incremental-{mode}-{label}", m, res)
         runs[label] = res
     work = args.work / f"{tag}-archive" / "_quiltdetect" / "work"
-    states = [work / "gram-buckets-k5"] if mode == "quilts" else [work / "neardup-fingerprints",
-                                                                   work / "neardup-capped"]
+    states = [work / "gram-buckets-k5"] if mode == "quilts" else [
+        work / "neardup-fingerprints", work / "neardup-capped", *sorted(work.glob("neardup-buckets-*"))]
     pages = archive_meta["pages"]
     ingest = runs["update"]["counts"].get("ingest", {})
     touched = runs["update"]["counts"].get("patchfrac", {}).get("recomputed_old_documents", pages)

@@ -19,6 +19,7 @@ from tiers import extended
 from quiltdetect import find_near_duplicates
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.runstate import COMPLETE
+from quiltdetect.neardup import increment
 from quiltdetect.neardup.config import PRESETS, NearDupConfig
 from quiltdetect.neardup.decisions import similarity_columns
 from quiltdetect.neardup.increment import open_previous
@@ -110,12 +111,15 @@ SETTINGS = [
 
 
 @pytest.mark.parametrize("settings", SETTINGS)
-def test_a_chain_in_crawl_order_equals_a_fresh_run_over_the_union(spark, tmp_path, settings):
+def test_a_chain_in_crawl_order_equals_a_fresh_run_over_the_union(spark, tmp_path, settings, monkeypatch):
     """Two segments in the fast tier (lsh), three for combined-sites (extended). Each step
     equals the references over the pages so far (``check_chain``), and in crawl order the chain's
     decisions are those of one pass over the union (a fresh run's: the parity tests hold the
-    fresh run to that pass)."""
+    fresh run to that pass). The combined-sites chain picks the pages it verifies, names and
+    decides by shuffles instead of broadcasts, as a run does past ``BROADCAST_PAGES``."""
     n = 2 if not settings else 3
+    if settings:
+        monkeypatch.setattr(increment, "BROADCAST_PAGES", -1)
     segments, docs = crawl_ordered(zlib.crc32(repr(sorted(settings.items())).encode()), 6, n)
     check_chain(spark, tmp_path, settings, segments)
     cfg = merge_settings(NearDupConfig, settings).validate(need_io=False)

@@ -42,12 +42,14 @@ def fingerprint_stage(run: JobRun, docs: DataFrame, cfg: NearDupConfig, table: s
 
 
 def pair_and_cluster_stages(run: JobRun, fps: DataFrame, cfg: NearDupConfig,
-                            capped: Callable[[DataFrame], None] | None = None) -> tuple[DataFrame, DataFrame]:
+                            capped: Callable[[DataFrame], None] | None = None,
+                            stored: Callable[[str, DataFrame], DataFrame] | None = None
+                            ) -> tuple[DataFrame, DataFrame]:
     """(pairs on doc_keys, clusters as (doc_key, cluster_key)) from the fingerprints; both
-    persisted. ``capped``: see ``pairs.near_duplicate_pairs``."""
+    persisted. ``capped``, ``stored``: see ``pairs.near_duplicate_pairs``."""
     spark, metrics = run.spark, run.metrics
     with metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates from buckets, verified exactly") as counts:
-        pairs = near_duplicate_pairs(fps, cfg, counts, capped)
+        pairs = near_duplicate_pairs(fps, cfg, counts, capped, stored)
     with metrics.stage(spark, "clusters", "connected components (large-star / small-star)") as counts:
         clusters = keep(connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
                                              max_rounds=cfg.cc_max_rounds), SPILL)

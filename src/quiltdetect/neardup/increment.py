@@ -2,16 +2,20 @@
 
 Every neardup run keeps what an update needs beside its results (``_quiltdetect/work/``): every
 page's fingerprints (``neardup-fingerprints``: the shingle set and band keys for lsh; the
-supershingles, simhash and its pieces for Henzinger's algorithms), the buckets over
-``bucket_cap`` with their root (``neardup-capped``) and which run each range of doc_keys came
-in (``neardup-runs.json``). An update, into a new output directory,
+supershingles, simhash and its pieces for Henzinger's algorithms), every page's bucket rows
+(``neardup-buckets-<family>``: (value, idx, doc_key) per band key, supershingle or simhash
+piece, a Spark bucketed table hashed on the value), the buckets over ``bucket_cap`` with their
+root (``neardup-capped``), and which run each range of doc_keys came in with the tables' Spark
+bucket count (``neardup-state.json``). An update, into a new output directory,
 
 1. writes ``docs/`` as the previous documents and the new ones not already there, keyed after
    them (``previous.union_documents``), and ranks every page by doc_id over the union: the
    order a fresh run's doc_keys have, which decides a bucket's root and a cluster's id;
-2. fingerprints only the new pages, as a layer beside the stored ones;
-3. finds the buckets the new pages fall in and only their stored rows, and from them every
-   candidate pair with a new page, by the fresh run's rule (all pairs of a bucket of at most
+2. fingerprints only the new pages, and writes them and their bucket rows as layers beside the
+   stored tables (whose files are linked or copied, not read);
+3. finds the buckets the new pages fall in and only their stored rows (the new rows joined to
+   the stored ones Spark bucket by Spark bucket: every stored row is scanned once and none is
+   shuffled), and from them every candidate pair with a new page, by the fresh run's rule (all pairs of a bucket of at most
    ``bucket_cap`` pages; star edges from its smallest page above). Pairs of two old pages can
    only disappear: a bucket that new pages take past the cap, or whose root a new page becomes,
    gives fewer of them. Those old pairs are checked again against every bucket they share
@@ -34,7 +38,9 @@ The settings that decide the stored fingerprints and pairs must be the previous 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -43,7 +49,7 @@ from pyspark.sql.window import Window
 from quiltdetect.common import fs
 from quiltdetect.common.caching import SPILL, cut, release
 from quiltdetect.common.config import ConfigError
-from quiltdetect.common.folder import read_parquet
+from quiltdetect.common.folder import read_bucketed, read_parquet
 from quiltdetect.common.runstate import STATE_DIR
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import JobRun
@@ -52,18 +58,28 @@ from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.decisions import crawl_order, dropped_pages, duplicate_of_table, kept_table
 from quiltdetect.neardup.keep import DECIDE, DROPPED, KEPT
 from quiltdetect.neardup.pairs import (
+    BUCKET_ROWS_DDL,
     CAPPED_SCHEMA,
     FAMILIES,
+    bucket_rows,
     decided_pairs,
-    exploded,
     fingerprints,
     pair_columns,
+    same_bucket,
 )
 from quiltdetect.previous import check_same_settings, finished_run
 
 FINGERPRINTS = f"{STATE_DIR}/work/neardup-fingerprints"
 CAPPED = f"{STATE_DIR}/work/neardup-capped"
-RUNS = f"{STATE_DIR}/work/neardup-runs.json"
+BUCKETS = f"{STATE_DIR}/work/neardup-buckets"  # one table per bucket family: BUCKETS-<family>
+STATE = f"{STATE_DIR}/work/neardup-state.json"  # {"runs": [[first doc_key, run_id], ...], "spark_buckets": n}
+# pairs/, clusters/ and the dropped pages on doc_keys: an update reads them without the doc_ids
+PAIRS = f"{STATE_DIR}/work/neardup-pairs"  # (a, b, pair_columns…)
+CLUSTERS = f"{STATE_DIR}/work/neardup-clusters"  # (doc_key, cluster_key)
+DROPPED_PAGES = f"{STATE_DIR}/work/neardup-dropped"  # (doc_key)
+# The rows of a few pages (those an update verifies, names or decides) are picked out of a
+# table of every page by a broadcast join up to this many pages, by a shuffle above.
+BROADCAST_PAGES = 1_000_000
 # Settings the stored fingerprints and pairs depend on: an update must use the previous run's.
 STORED_SETTINGS = ("algorithm", "k", "wrap", "resemblance_threshold", "containment_threshold", "lsh_bands",
                    "lsh_rows", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap")
@@ -76,6 +92,7 @@ class PreviousNearDup:
     path: str
     documents: int | None  # its document count (keys 0 .. documents-1), None if not recorded
     runs: list[list]  # [first doc_key, run_id] of every run of its chain, in order
+    spark_buckets: int  # the Spark buckets its bucket rows are hashed into
     kept: int  # its kept/ rows
     dropped: int  # its duplicate_of/ rows
 
@@ -86,15 +103,47 @@ def open_previous(spark, cfg: NearDupConfig, path: str) -> PreviousNearDup:
     done = finished_run(spark, path, "neardup", "fingerprints")
     check_same_settings(done, cfg, STORED_SETTINGS, path,
                         "the previous run's near-duplicate settings (its pairs were decided with them)")
-    runs = fs.read_text(spark, fs.join(path, RUNS))
-    if runs is None or not fs.exists(spark, fs.join(path, FINGERPRINTS, "_SUCCESS")):
-        raise ConfigError(f"--previous {path} has no near-duplicate state ({FINGERPRINTS}); it was made by an "
+    state = fs.read_text(spark, fs.join(path, STATE))
+    tables = [FINGERPRINTS, PAIRS, CLUSTERS, DROPPED_PAGES, *(bucket_table(family) for family, _ in FAMILIES[cfg.algorithm])]
+    if state is None or not all(fs.exists(spark, fs.join(path, t, "_SUCCESS")) for t in tables):
+        raise ConfigError(f"--previous {path} has no near-duplicate state ({STATE}); it was made by an "
                           "older version: run afresh once, then update that run")
     stages = done.get("metrics", {}).get("stages", {})
     documents = stages.get("ingest", {}).get("documents")
     kept = stages.get("kept", {})
-    return PreviousNearDup(path, None if documents is None else int(documents), json.loads(runs),
-                           int(kept.get("documents_kept", 0)), int(kept.get("documents_dropped", 0)))
+    described = json.loads(state)
+    return PreviousNearDup(path, None if documents is None else int(documents), described["runs"],
+                           int(described["spark_buckets"]), int(kept.get("documents_kept", 0)),
+                           int(kept.get("documents_dropped", 0)))
+
+
+def bucket_table(family: str) -> str:
+    """The state table of a bucket family's rows (``pairs.BUCKET_ROWS_DDL``)."""
+    return f"{BUCKETS}-{family}"
+
+
+def write_state(run: JobRun, runs: list[list], spark_buckets: int) -> None:
+    """``STATE``: the runs of the chain and the bucket tables' Spark bucket count."""
+    run.out.write_text(STATE, json.dumps({"runs": runs, "spark_buckets": spark_buckets}))
+
+
+def read_bucket_rows(run: JobRun, family: str, spark_buckets: int) -> DataFrame:
+    """The run's bucket rows of ``family``, read hashed on value (joins on the bucket shuffle none)."""
+    return read_bucketed(run.spark, run.out.path(bucket_table(family)), BUCKET_ROWS_DDL, "value", spark_buckets)
+
+
+def store_bucket_rows(run: JobRun, spark_buckets: int) -> Callable[[str, DataFrame], DataFrame]:
+    """What a fresh run does with each family's bucket rows (``pairs.near_duplicate_pairs``'s
+    ``stored``): writes them as the family's bucketed state table, one file per Spark bucket,
+    and reads them back hashed on value, so the pairs stage sizes the buckets without another
+    shuffle."""
+
+    def store(family: str, rows: DataFrame) -> DataFrame:
+        run.out.write_bucketed_table(rows.repartition(spark_buckets, "value"), bucket_table(family), "value",
+                                     spark_buckets)
+        return read_bucket_rows(run, family, spark_buckets)
+
+    return store
 
 
 def kept_run(keeper: Column, runs: list[list]) -> Column:
@@ -121,38 +170,51 @@ class Union:
         return self.docs.select("doc_id", "doc_key").join(self.ranks, on="doc_key")
 
 
-def new_fingerprints(run: JobRun, new: DataFrame, previous: PreviousNearDup, cfg: NearDupConfig) -> DataFrame:
-    """The fingerprints stage of an update: the new pages' fingerprints, written as a layer
-    beside the previous ones (linked or copied); returns the whole table."""
+def new_fingerprints(run: JobRun, new: DataFrame, previous: PreviousNearDup,
+                     cfg: NearDupConfig) -> tuple[DataFrame, dict[str, DataFrame]]:
+    """The fingerprints stage of an update: the new pages' fingerprints and bucket rows, each
+    written as a layer beside the previous table (its files linked or copied; the rows in the
+    same Spark buckets). Returns the union's fingerprints and its bucket rows per family."""
+    out, buckets = run.out, previous.spark_buckets
     with run.metrics.stage(run.spark, "fingerprints", "the new pages' fingerprints, beside the previous") as counts:
         layer = f"{FINGERPRINTS}-layer"
-        added = run.out.write_table(fingerprints(new, cfg), layer)
+        added = out.write_table(fingerprints(new, cfg), layer)
         row = added.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
         counts["new_documents"] = int(row[0])
         counts["without_terms"] = int(row[1] or 0)
         counts["terms"] = int(row[2] or 0)
-        table = run.out.concat_tables([fs.join(previous.path, FINGERPRINTS), run.out.path(layer)], FINGERPRINTS)
-        run.out.delete(layer)
-    return table
+        rows = {}
+        for family, column in FAMILIES[cfg.algorithm]:
+            name = bucket_table(family)
+            out.write_bucketed_table(bucket_rows(added, column).repartition(buckets, "value"), f"{name}-layer",
+                                     "value", buckets)
+            out.concat_tables([fs.join(previous.path, name), out.path(f"{name}-layer")], name, BUCKET_ROWS_DDL)
+            out.delete(f"{name}-layer")
+            rows[family] = read_bucket_rows(run, family, buckets)
+        table = out.concat_tables([fs.join(previous.path, FINGERPRINTS), out.path(layer)], FINGERPRINTS)
+        out.delete(layer)
+    return table, rows
 
 
-def touched_buckets(fps: DataFrame, column: str, union: Union, cap: int) -> DataFrame:
-    """Every row of the buckets (of ``column``) that hold a new page, old pages' too, with the
-    bucket's size and root over the union and over the old pages alone: (doc_key, rank, is_new,
-    idx, value, size, root, root_key, old_size, old_root); persisted (the caller releases it)."""
-    rows = exploded(fps, column)
-    touched = rows.where(union.is_new()).select("idx", "value").distinct()
+def touched_buckets(rows: DataFrame, union: Union) -> DataFrame:
+    """Every row of the buckets of two or more pages that hold a new page, old pages' too, with
+    the bucket's size and root over the union and over the old pages alone: (doc_key, rank,
+    is_new, idx, value, size, old_size, root, root_key, old_root); persisted (the caller
+    releases it). ``rows``: the family's bucket rows of the union, hashed on value. The new
+    ones (whose files the scan finds by their keys' statistics) pick the stored rows of their
+    buckets Spark bucket by Spark bucket, without a shuffle."""
+    new = rows.where(union.is_new()).select("value", "idx").hint("shuffle_hash")
+    members = rows.alias("x").join(new.alias("y"), same_bucket("x", "y"), "left_semi")
     bucket = Window.partitionBy("value", "idx")
-    old = ~F.col("is_new")
-    members = (rows.join(touched, on=["idx", "value"], how="left_semi").join(union.ranks, on="doc_key")
-               .withColumn("is_new", union.is_new()))
-    return cut(members.select(
-        "doc_key", "rank", "is_new", "idx", "value",
-        F.count(F.lit(1)).over(bucket).alias("size"),
+    shared = (members.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
+                             F.sum((~union.is_new()).cast("long")).over(bucket).alias("old_size"))
+              .where(F.col("size") > 1)
+              .join(union.ranks, on="doc_key").withColumn("is_new", union.is_new()))
+    return cut(shared.select(
+        "doc_key", "rank", "is_new", "idx", "value", "size", "old_size",
         F.min("rank").over(bucket).alias("root"),
         F.min(F.struct("rank", "doc_key")).over(bucket)["doc_key"].alias("root_key"),
-        F.sum(old.cast("long")).over(bucket).alias("old_size"),
-        F.min(F.when(old, F.col("rank"))).over(bucket).alias("old_root")), SPILL)
+        F.min(F.when(~F.col("is_new"), F.col("rank"))).over(bucket).alias("old_root")), SPILL)
 
 
 def new_candidates(members: DataFrame, cap: int) -> DataFrame:
@@ -184,8 +246,10 @@ def withdrawn_pairs(fps: DataFrame, column: str, family: str, affected: DataFram
     inside = (affected.alias("x").join(affected.alias("y"), on=["value", "idx"])
               .where(F.col("x.rank") < F.col("y.rank"))
               .select(F.col("x.doc_key").alias("a"), F.col("y.doc_key").alias("b")).distinct())
-    suspects = old_pairs.select("a", "b", "a_rank", "b_rank").join(inside, on=["a", "b"], how="left_semi")
-    arrays = fps.select("doc_key", column)
+    suspects = cut(old_pairs.select("a", "b", "a_rank", "b_rank").join(inside, on=["a", "b"], how="left_semi"),
+                   SPILL)
+    ends = suspects.select(F.col("a").alias("doc_key")).unionByName(suspects.select(F.col("b").alias("doc_key")))
+    arrays, _ = rows_of(fps.select("doc_key", column), ends)
     shared = (suspects.join(arrays.select(F.col("doc_key").alias("a"), F.col(column).alias("xs")), on="a")
               .join(arrays.select(F.col("doc_key").alias("b"), F.col(column).alias("ys")), on="b")
               .select("a", "b", "a_rank", "b_rank",
@@ -208,7 +272,8 @@ def withdrawn_pairs(fps: DataFrame, column: str, family: str, affected: DataFram
 
 def capped_after(members: DataFrame, previous_capped: DataFrame, family: str, cap: int) -> DataFrame:
     """The family's buckets over the cap in the union (``CAPPED_SCHEMA``): the previous ones no
-    new page touched, and the touched ones now over it."""
+    new page touched, and the touched ones now over it (``members`` holds every touched bucket
+    of two or more pages, so every one that was over the cap)."""
     touched = members.select("idx", "value").distinct()
     kept = previous_capped.where(F.col("family") == family).join(touched, on=["idx", "value"], how="left_anti")
     now = (members.where((F.col("size") > cap) & (F.col("rank") == F.col("root")))
@@ -217,13 +282,11 @@ def capped_after(members: DataFrame, previous_capped: DataFrame, family: str, ca
 
 
 def previous_pairs(run: JobRun, previous: PreviousNearDup, union: Union, algorithm: str) -> DataFrame:
-    """The previous run's pairs/ on the union's keys: (a, b, a_rank, b_rank, pair_columns…)."""
-    ids = union.ids()
-    return (read_parquet(run.spark, fs.join(previous.path, "pairs"))
-            .join(ids.select(F.col("doc_id").alias("doc_id_a"), F.col("doc_key").alias("a"),
-                             F.col("rank").alias("a_rank")), on="doc_id_a")
-            .join(ids.select(F.col("doc_id").alias("doc_id_b"), F.col("doc_key").alias("b"),
-                             F.col("rank").alias("b_rank")), on="doc_id_b")
+    """The previous run's pairs on the union's keys (an old page keeps its key): (a, b, a_rank,
+    b_rank, pair_columns…)."""
+    return (read_parquet(run.spark, fs.join(previous.path, PAIRS))
+            .join(union.ranks.select(F.col("doc_key").alias("a"), F.col("rank").alias("a_rank")), on="a")
+            .join(union.ranks.select(F.col("doc_key").alias("b"), F.col("rank").alias("b_rank")), on="b")
             .select("a", "b", "a_rank", "b_rank", *pair_columns(algorithm)))
 
 
@@ -235,20 +298,40 @@ def family_pairs(old_pairs: DataFrame, family: str, algorithm: str) -> DataFrame
     return old_pairs.where(F.col("same_site") if family == "b" else ~F.col("same_site"))
 
 
-def update_pairs(run: JobRun, fps: DataFrame, previous: PreviousNearDup, union: Union,
+def rows_of(table: DataFrame, keys: DataFrame) -> tuple[DataFrame, int]:
+    """The rows of ``table`` whose doc_key is in ``keys`` (doc_key), persisted, and how many
+    pages were asked for: picked by a broadcast join when at most ``BROADCAST_PAGES`` (the table
+    is then only scanned), else by a shuffle. Joins with the result may broadcast it alike
+    (``small``)."""
+    wanted = cut(keys.distinct(), SPILL)
+    n = wanted.count()
+    rows = cut(table.join(small(wanted, n), on="doc_key", how="left_semi"), SPILL)
+    release(wanted)
+    return rows, n
+
+
+def small(frame: DataFrame, n: int) -> DataFrame:
+    """``frame`` (of about ``n`` pages' rows) marked for a broadcast join when n is at most
+    ``BROADCAST_PAGES``."""
+    return F.broadcast(frame) if n <= BROADCAST_PAGES else frame
+
+
+def update_pairs(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], previous: PreviousNearDup, union: Union,
                  cfg: NearDupConfig) -> tuple[DataFrame, DataFrame]:
     """The pairs stage of an update: (pairs of the union on doc_keys, a the smaller doc_id, with
     a_rank, b_rank and pair_columns; the withdrawn previous pairs (a, b)), both persisted. The
-    union's capped buckets are written as the run's state."""
+    union's capped buckets are written as the run's state. ``rows``: each family's bucket rows."""
     spark, cap = run.spark, cfg.bucket_cap
     with run.metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates with a new page, verified exactly") as counts:
         old_pairs = cut(previous_pairs(run, previous, union, cfg.algorithm), SPILL)
         previous_capped = read_parquet(spark, fs.join(previous.path, CAPPED))
         candidates, withdrawn, capped, held = {}, [], [], []
         for family, column in FAMILIES[cfg.algorithm]:
-            members = touched_buckets(fps, column, union, cap)
+            members = touched_buckets(rows[family], union)
             held.append(members)
-            candidates[family] = new_candidates(members, cap)
+            candidates[family] = cut(new_candidates(members, cap), SPILL)
+            held.append(candidates[family])
+            counts[f"{family}_candidates"] = candidates[family].count()
             affected = cut(affected_rows(members, cap), SPILL)
             held.append(affected)
             counts[f"{family}_affected_rows"] = n_affected = affected.count()
@@ -257,12 +340,9 @@ def update_pairs(run: JobRun, fps: DataFrame, previous: PreviousNearDup, union: 
                                                  family_pairs(old_pairs, family, cfg.algorithm), members,
                                                  previous_capped, union, cap))
             capped.append(capped_after(members, previous_capped, family, cap))
-        needed = (candidates[next(iter(candidates))].select(F.col("a").alias("doc_key"))
-                  .unionByName(candidates[next(iter(candidates))].select(F.col("b").alias("doc_key"))))
-        for family in list(candidates)[1:]:
-            needed = needed.unionByName(candidates[family].select(F.col("a").alias("doc_key"))).unionByName(
-                candidates[family].select(F.col("b").alias("doc_key")))
-        pages = cut(fps.join(needed.distinct(), on="doc_key", how="left_semi"), SPILL)
+        # the pages to verify: both ends of every candidate, their fingerprints picked out once
+        ends = [c.select(F.col(end).alias("doc_key")) for c in candidates.values() for end in ("a", "b")]
+        pages, _ = rows_of(fps, reduce(DataFrame.unionByName, ends))
         held.append(pages)
         new = decided_pairs(candidates, pages, cfg).join(
             union.ranks.select(F.col("doc_key").alias("a"), F.col("rank").alias("a_rank")), on="a").join(
@@ -290,14 +370,17 @@ def update_clusters(run: JobRun, previous: PreviousNearDup, union: Union, pairs:
     the new pairs; a previous cluster that lost a pair is rebuilt from its remaining pairs."""
     with run.metrics.stage(run.spark, "clusters", "connected components of the previous clusters and the new pairs") \
             as counts:
-        ids = union.ids()
-        before = (read_parquet(run.spark, fs.join(previous.path, "clusters"))
-                  .join(ids.select("doc_id", "rank"), on="doc_id")
-                  .join(ids.select(F.col("doc_id").alias("cluster_id"), F.col("rank").alias("cluster_rank")),
-                        on="cluster_id")
+        clustered = read_parquet(run.spark, fs.join(previous.path, CLUSTERS))
+        keys = reduce(DataFrame.unionByName, [clustered.select("doc_key"), pairs.select(F.col("a").alias("doc_key")),
+                                              pairs.select(F.col("b").alias("doc_key"))])
+        ranked, n = rows_of(union.ranks, keys)  # every page that is or was in a pair
+        ranks = small(ranked, n)
+        before = (clustered.join(ranks, on="doc_key")
+                  .join(ranks.select(F.col("doc_key").alias("cluster_key"), F.col("rank").alias("cluster_rank")),
+                        on="cluster_key")
                   .select("rank", "cluster_rank"))
         ends = gone.select(F.col("a").alias("doc_key")).unionByName(gone.select(F.col("b").alias("doc_key")))
-        broken = (before.join(ends.join(union.ranks, on="doc_key").select("rank"), on="rank", how="left_semi")
+        broken = (before.join(ends.join(ranks, on="doc_key").select("rank"), on="rank", how="left_semi")
                   .select("cluster_rank").distinct())
         members = before.join(broken, on="cluster_rank", how="left_semi").select("rank")
         stars = (before.join(broken, on="cluster_rank", how="left_anti").where(F.col("rank") != F.col("cluster_rank"))
@@ -307,7 +390,7 @@ def update_clusters(run: JobRun, previous: PreviousNearDup, union: Union, pairs:
         edges = stars.unionByName(rebuilt.unionByName(added).select(F.col("a_rank").alias("a"), F.col("b_rank").alias("b")))
         components = connected_components(edges, checkpoint_every=cfg.cc_checkpoint_every,
                                           max_rounds=cfg.cc_max_rounds)
-        by_rank = union.ranks.select(F.col("rank").alias("r"), F.col("doc_key").alias("k"))
+        by_rank = ranks.select(F.col("rank").alias("r"), F.col("doc_key").alias("k"))
         clusters = cut(components.join(by_rank, components["doc_key"] == by_rank["r"])
                         .select(F.col("k").alias("doc_key"), "cluster_key")
                         .join(by_rank.select(F.col("r").alias("cluster_key"), F.col("k").alias("cluster")),
@@ -317,7 +400,20 @@ def update_clusters(run: JobRun, previous: PreviousNearDup, union: Union, pairs:
         counts["clustered_documents"] = int(row[0])
         counts["clusters"] = int(row[1])
         counts["rebuilt_clusters"] = int(broken.count())
+        release(ranked)
     return clusters
+
+
+def write_pair_state(run: JobRun, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
+    """The run's pairs and clusters on doc_keys (``PAIRS``, ``CLUSTERS``), for the next update."""
+    run.out.write_table(pairs.select("a", "b", *pair_columns(algorithm)), PAIRS)
+    run.out.write_table(clusters.select("doc_key", "cluster_key"), CLUSTERS)
+
+
+def clustered_pages(docs: DataFrame, clusters: DataFrame) -> tuple[DataFrame, int]:
+    """(doc_key, doc_id, url, warc_date) of the pages of ``clusters`` (what naming and the keep
+    rule read of them), persisted, and how many (``rows_of``)."""
+    return rows_of(docs.select("doc_key", "doc_id", "url", "warc_date"), clusters.select("doc_key"))
 
 
 def update_decisions(run: JobRun, previous: PreviousNearDup, union: Union, new: DataFrame, pairs: DataFrame,
@@ -327,25 +423,28 @@ def update_decisions(run: JobRun, previous: PreviousNearDup, union: Union, new: 
     out = run.out
     with run.metrics.stage(run.spark, "kept", "the new pages in crawl order, against every page kept so far") \
             as counts:
-        before = read_parquet(run.spark, fs.join(previous.path, "duplicate_of")).select("doc_id")
-        dropped_before = union.docs.select("doc_id", "doc_key").join(before, on="doc_id", how="left_semi")
-        state = (union.docs.select("doc_key").join(dropped_before.select("doc_key", F.lit(DROPPED).alias("was")),
-                                                   on="doc_key", how="left")
+        reached = clusters.where(union.is_new()).select("cluster_key").distinct()
+        open_clusters = cut(clusters.join(reached, on="cluster_key", how="left_semi"), SPILL)
+        pages, n = clustered_pages(union.docs, open_clusters)
+        ranked, _ = rows_of(union.ranks, open_clusters.select("doc_key"))
+        dropped_before = read_parquet(run.spark, fs.join(previous.path, DROPPED_PAGES))
+        state = (open_clusters.select("doc_key")
+                 .join(dropped_before.select("doc_key", F.lit(DROPPED).alias("was")), on="doc_key", how="left")
                  .select("doc_key", F.when(union.is_new(), F.lit(DECIDE)).otherwise(F.coalesce("was", F.lit(KEPT)))
                          .alias("state")))
-        reached = clusters.where(union.is_new()).select("cluster_key").distinct()
-        open_clusters = clusters.join(reached, on="cluster_key", how="left_semi")
-        dropped = cut(dropped_pages(pairs, open_clusters, crawl_order(union.docs, union.ranks), algorithm, state),
-                       SPILL)
+        order = crawl_order(small(pages, n), small(ranked, n))
+        dropped = cut(dropped_pages(pairs, open_clusters, order, algorithm, state), SPILL)
         runs = [*previous.runs, [union.n_old, run.state.run_id]]
-        rows = duplicate_of_table(union.docs, dropped, algorithm, kept_run(F.col("keeper"), runs))
+        rows = duplicate_of_table(small(pages, n), dropped, algorithm, kept_run(F.col("keeper"), runs))
         _, new_dropped = out.write_rows(rows.orderBy("doc_id"), "duplicate_of-layer")
         _, new_kept = out.write_rows(kept_table(new, dropped).orderBy("doc_key"), "kept-layer", DOCS_WRITE_OPTIONS)
         for name in ("duplicate_of", "kept"):
             out.concat_tables([fs.join(previous.path, name), out.path(f"{name}-layer")], name)
             out.delete(f"{name}-layer")
+        out.write_table(dropped_before.unionByName(dropped.select("doc_key")), DROPPED_PAGES)
         counts["new_documents_kept"], counts["new_documents_dropped"] = new_kept, new_dropped
         counts["documents_kept"] = previous.kept + new_kept
         counts["documents_dropped"] = previous.dropped + new_dropped
-        out.write_text(RUNS, json.dumps(runs))
-        release(dropped)
+        write_state(run, runs, previous.spark_buckets)
+        for frame in (dropped, pages, ranked, open_clusters):
+            release(frame)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -19,15 +18,20 @@ from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.decisions import crawl_order, dropped_pages, duplicate_of_table, kept_table
 from quiltdetect.neardup.increment import (
     CAPPED,
+    DROPPED_PAGES,
     FINGERPRINTS,
-    RUNS,
     PreviousNearDup,
     Union,
+    clustered_pages,
     new_fingerprints,
     open_previous,
+    small,
+    store_bucket_rows,
     update_clusters,
     update_decisions,
     update_pairs,
+    write_pair_state,
+    write_state,
 )
 from quiltdetect.neardup.pairs import pair_columns
 from quiltdetect.previous import doc_ranks, union_documents
@@ -36,9 +40,12 @@ log = logging.getLogger(__name__)
 
 
 def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
-    """pairs/ and clusters/ with doc_id strings (the edges of the dataflow use doc_keys)."""
+    """pairs/ and clusters/ with doc_id strings (the edges of the dataflow use doc_keys), and
+    both on doc_keys as the run's state."""
     with run.metrics.stage(run.spark, "write", "pairs/ and clusters/ with doc_ids") as counts:
-        ids = docs.select("doc_key", "doc_id")
+        write_pair_state(run, pairs, clusters, algorithm)
+        pages, n = clustered_pages(docs, clusters)  # every page of a pair
+        ids = small(pages.select("doc_key", "doc_id"), n)
         named = (pairs.join(ids.withColumnRenamed("doc_key", "a").withColumnRenamed("doc_id", "doc_id_a"), on="a")
                  .join(ids.withColumnRenamed("doc_key", "b").withColumnRenamed("doc_id", "doc_id_b"), on="b")
                  .select("doc_id_a", "doc_id_b", *pair_columns(algorithm)))
@@ -49,6 +56,7 @@ def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: Data
                        on="cluster_key")
                  .select("doc_id", "cluster_id", "cluster_size"))
         _, counts["clustered_documents"] = run.out.write_rows(table.orderBy("cluster_id", "doc_id"), "clusters")
+        release(pages)
 
 
 def write_kept(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
@@ -57,12 +65,15 @@ def write_kept(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFra
     so a corpus can be deduplicated or flagged (definitions §2, neardup/keep.py)."""
     with run.metrics.stage(run.spark, "kept", "pages in crawl order: dropped when a near-duplicate of a kept one") \
             as counts:
-        dropped = keep(dropped_pages(pairs, clusters, crawl_order(docs), algorithm), SPILL)
+        pages, n = clustered_pages(docs, clusters)  # every page the rule may drop or keep for another
+        dropped = keep(dropped_pages(pairs, clusters, crawl_order(small(pages, n)), algorithm), SPILL)
         _, counts["documents_kept"] = run.out.write_rows(kept_table(docs, dropped).orderBy("doc_key"), "kept",
                                                          DOCS_WRITE_OPTIONS)
-        table = duplicate_of_table(docs, dropped, algorithm, F.lit(run.state.run_id))
+        table = duplicate_of_table(small(pages, n), dropped, algorithm, F.lit(run.state.run_id))
         _, counts["documents_dropped"] = run.out.write_rows(table.orderBy("doc_id"), "duplicate_of")
+        run.out.write_table(dropped.select("doc_key"), DROPPED_PAGES)
         dropped.unpersist()
+        release(pages)
 
 
 def update(run: JobRun, cfg: NearDupConfig, previous: PreviousNearDup) -> None:
@@ -70,8 +81,8 @@ def update(run: JobRun, cfg: NearDupConfig, previous: PreviousNearDup) -> None:
     pages decided against every page kept so far (``neardup/increment.py``)."""
     docs, new, n_old = union_documents(run, previous.path, previous.documents)
     union = Union(docs, cut(doc_ranks(docs), SPILL), n_old)
-    fps = new_fingerprints(run, new, previous, cfg)
-    pairs, gone = update_pairs(run, fps, previous, union, cfg)
+    fps, rows = new_fingerprints(run, new, previous, cfg)
+    pairs, gone = update_pairs(run, fps, rows, previous, union, cfg)
     clusters = update_clusters(run, previous, union, pairs, gone, cfg)
     write_outputs(run, docs, pairs, clusters, cfg.algorithm)
     update_decisions(run, previous, union, new, pairs, clusters, cfg.algorithm)
@@ -106,8 +117,10 @@ class NearDupJob(Job[NearDupConfig]):
             return
         docs = run.docs()
         fps = fingerprint_stage(run, docs, cfg, table=FINGERPRINTS)
-        pairs, clusters = pair_and_cluster_stages(run, fps, cfg, capped=lambda over: run.out.write_table(over, CAPPED))
-        run.out.write_text(RUNS, json.dumps([[0, run.state.run_id]]))
+        spark_buckets = int(run.spark.conf.get("spark.sql.shuffle.partitions"))
+        pairs, clusters = pair_and_cluster_stages(run, fps, cfg, capped=lambda over: run.out.write_table(over, CAPPED),
+                                                  stored=store_bucket_rows(run, spark_buckets))
+        write_state(run, [[0, run.state.run_id]], spark_buckets)
         write_outputs(run, docs, pairs, clusters, cfg.algorithm)
         write_kept(run, docs, pairs, clusters, cfg.algorithm)
         pairs.unpersist()

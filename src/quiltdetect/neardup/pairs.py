@@ -96,23 +96,31 @@ def lsh_fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
     return docs.select("doc_key", "url", "host", "text", "images").mapInArrow(batches, LSH_SCHEMA)
 
 
+def same_bucket(x: str, y: str) -> Column:
+    """The join condition of rows ``x`` and ``y`` (aliases) in one bucket: equal value and idx.
+    The idx test is not an equality of the planner's join keys, so a join of tables hashed on
+    ``value`` alone (the bucketed state, ``BUCKET_ROWS_DDL``) runs without a shuffle: Spark
+    co-partitions a join only on all its keys."""
+    return (F.col(f"{x}.value") == F.col(f"{y}.value")) & (F.col(f"{x}.idx") - F.col(f"{y}.idx") == 0)
+
+
 def bucket_candidates(features: DataFrame, cap: int) -> tuple[DataFrame, DataFrame]:
-    """(candidate pairs (a < b), shared rows) from (doc_key, idx, value) rows.
+    """(candidate pairs (a < b), shared rows) from (doc_key, idx, value) rows hashed on value.
 
     Buckets of 2..cap pages give all their pairs; larger ones give star edges (root, other).
     ``shared`` (doc_key, idx, value, size, root) holds every row of a bucket of two or more
-    pages, persisted: the caller unpersists it once the candidates are used. One shuffle
-    sizes the buckets (a window, not an aggregate joined back), and the pairs' self-join on
-    the bucket runs on that partitioning without another. The value comes first in the window's
-    key: its sort then compares on a prefix that tells rows apart (idx first, with its few
-    distinct values, made the sort compare whole rows: 1.5 times slower).
+    pages, persisted: the caller unpersists it once the candidates are used. A window sizes the
+    buckets (not an aggregate joined back), and it and the pairs' self-join on the bucket run on
+    the rows' partitioning without a shuffle. The value comes first in the window's key: its
+    sort then compares on a prefix that tells rows apart (idx first, with its few distinct
+    values, made the sort compare whole rows: 1.5 times slower).
     """
     bucket = Window.partitionBy("value", "idx")
     shared = keep(features.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
                                   F.min("doc_key").over(bucket).alias("root"))
                   .where(F.col("size") > 1), SPILL)
     small = shared.where(F.col("size") <= cap).select("idx", "value", "doc_key")
-    pairs = (small.alias("x").join(small.alias("y"), on=["value", "idx"])
+    pairs = (small.alias("x").join(small.alias("y"), same_bucket("x", "y"))
              .where(F.col("x.doc_key") < F.col("y.doc_key"))
              .select(F.col("x.doc_key").alias("a"), F.col("y.doc_key").alias("b")))
     stars = (shared.where((F.col("size") > cap) & (F.col("doc_key") != F.col("root")))
@@ -123,6 +131,11 @@ def bucket_candidates(features: DataFrame, cap: int) -> tuple[DataFrame, DataFra
 def exploded(fps: DataFrame, column: str) -> DataFrame:
     """(doc_key, idx, value) for each entry of an array column of the fingerprints."""
     return fps.where(F.col(column).isNotNull()).select("doc_key", F.posexplode(column).alias("idx", "value"))
+
+
+def bucket_rows(fps: DataFrame, column: str) -> DataFrame:
+    """``exploded`` as the stored bucket rows (``BUCKET_ROWS_DDL``)."""
+    return exploded(fps, column).select("value", F.col("idx").cast("int").alias("idx"), "doc_key")
 
 
 def _b_similarity(a: str, b: str) -> Column:
@@ -170,22 +183,30 @@ def verify_lsh(candidates: DataFrame, fps: DataFrame) -> DataFrame:
 FAMILIES = {"lsh": (("lsh", "bands"),), "b": (("b", "supershingles"),), "combined": (("b", "supershingles"),),
             "c": (("c", "pieces"),), "combined-sites": (("b", "supershingles"), ("c", "pieces"))}
 CAPPED_SCHEMA = "family string, idx int, value long, size long, root long"
+# The rows of a family's buckets as a run stores them, hashed on value (neardup/increment.py).
+BUCKET_ROWS_DDL = "value long, idx int, doc_key long"
 
 
 def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, Any],
-                         capped: Callable[[DataFrame], None] | None = None) -> DataFrame:
+                         capped: Callable[[DataFrame], None] | None = None,
+                         stored: Callable[[str, DataFrame], DataFrame] | None = None) -> DataFrame:
     """The near-duplicate pairs of the configured algorithm, on doc_keys (a < b): persisted
     (the caller unpersists) and counted in ``counts["pairs"]``.
 
     ``counts`` also receives the bucket counts (capped buckets and the pairs they did not expand);
     ``capped``, when given, the buckets over the cap (``CAPPED_SCHEMA``: what an update needs to
-    know which pairs they gave), before their rows are released.
+    know which pairs they gave), before their rows are released; ``stored``, when given, takes
+    each family's bucket rows (family, ``bucket_rows``) and returns them as the run stored them,
+    hashed on value.
     """
     shared: list[DataFrame] = []
     over: list[DataFrame] = []
 
     def candidates(column: str, name: str) -> DataFrame:
-        cands, rows = bucket_candidates(exploded(fps, column), cfg.bucket_cap)
+        # hashed on value, as the stored rows are: the buckets are sized and paired without another shuffle
+        features = bucket_rows(fps, column)
+        features = features.repartition("value") if stored is None else stored(name, features)
+        cands, rows = bucket_candidates(features, cfg.bucket_cap)
         shared.append(rows)
         over.append(rows.where((F.col("size") > cfg.bucket_cap) & (F.col("doc_key") == F.col("root")))
                     .select(F.lit(name).alias("family"), "idx", "value", "size", "root"))
