@@ -682,18 +682,23 @@ def incremental_rows(args: argparse.Namespace, record) -> dict:
     mode = args.incremental_mode
     tag = "inc" if mode == "quilts" else f"inc-{mode}"
     runs = {}
+    archive_out, update_out = args.work / f"{tag}-archive", args.work / f"{tag}-update"
     for label, path, m, output, previous in (
-        ("archive", archive, archive_meta, args.work / f"{tag}-archive", None),
-        ("update", segment, segment_meta, args.work / f"{tag}-update", args.work / f"{tag}-archive"),
+        ("archive", archive, archive_meta, archive_out, None),
+        ("update", segment, segment_meta, update_out, archive_out),
         ("fresh", corpus, meta, args.work / f"{tag}-fresh", None),
         ("segment-alone", segment, segment_meta, args.work / f"{tag}-segment-alone", None),
     ):
         res = child(mode, path, output, args.work / f"{tag}-{label}.json", args, previous=previous)
         record(f"incremental {mode} {label} {m['pages']}", f"incremental-{mode}-{label}", m, res)
         runs[label] = res
-    work = args.work / f"{tag}-archive" / "_quiltdetect" / "work"
-    states = [work / "gram-buckets-k5"] if mode == "quilts" else [
-        work / "neardup-fingerprints", work / "neardup-capped", *sorted(work.glob("neardup-buckets-*"))]
+        if label == "archive":  # the state an update reads, per page of the archive
+            work = archive_out / "_quiltdetect" / "work"
+            states = [work / "gram-buckets-k5"] if mode == "quilts" else sorted(work.glob("neardup-*"))
+            state_bytes, docs_bytes = sum(tree_bytes(s) for s in states), tree_bytes(archive_out / "docs")
+        if label == "update":  # a million-page fresh run needs their disk (its shuffle files alone ~13 GB)
+            shutil.rmtree(archive_out, ignore_errors=True)
+            shutil.rmtree(update_out, ignore_errors=True)
     pages = archive_meta["pages"]
     ingest = runs["update"]["counts"].get("ingest", {})
     touched = runs["update"]["counts"].get("patchfrac", {}).get("recomputed_old_documents", pages)
@@ -704,8 +709,8 @@ def incremental_rows(args: argparse.Namespace, record) -> dict:
         "update_cpu_over_fresh": round(runs["update"]["cpu_seconds"] / runs["fresh"]["cpu_seconds"], 3),
         "segment_alone_seconds": runs["segment-alone"]["seconds"],
         "segment_alone_over_fresh": round(runs["segment-alone"]["seconds"] / runs["fresh"]["seconds"], 3),
-        "state_bytes_per_page": round(sum(tree_bytes(s) for s in states) / pages, 1),
-        "docs_bytes_per_page": round(tree_bytes(args.work / f"{tag}-archive" / "docs") / pages, 1),
+        "state_bytes_per_page": round(state_bytes / pages, 1),
+        "docs_bytes_per_page": round(docs_bytes / pages, 1),
         "already_seen": ingest.get("already_seen"),
         "update_stage_seconds": runs["update"]["stage_seconds"],
         "fresh_stage_seconds": runs["fresh"]["stage_seconds"],

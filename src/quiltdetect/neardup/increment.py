@@ -5,8 +5,10 @@ page's fingerprints (``neardup-fingerprints``: the shingle set and band keys for
 supershingles, simhash and its pieces for Henzinger's algorithms), every page's bucket rows
 (``neardup-buckets-<family>``: (value, idx, doc_key) per band key, supershingle or simhash
 piece, a Spark bucketed table hashed on the value), the buckets over ``bucket_cap`` with their
-root (``neardup-capped``), and which run each range of doc_keys came in with the tables' Spark
-bucket count (``neardup-state.json``). An update, into a new output directory,
+root (``neardup-capped``), its pairs, clusters and dropped pages on doc_keys (``neardup-pairs``,
+``-clusters``, ``-dropped``: read without joining doc_ids), and which run each range of doc_keys
+came in with the tables' Spark bucket count (``neardup-state.json``). An update, into a new
+output directory,
 
 1. writes ``docs/`` as the previous documents and the new ones not already there, keyed after
    them (``previous.union_documents``), and ranks every page by doc_id over the union: the
@@ -164,10 +166,6 @@ class Union:
 
     def is_new(self, key: str = "doc_key") -> Column:
         return F.col(key) >= F.lit(self.n_old)
-
-    def ids(self) -> DataFrame:
-        """(doc_id, doc_key, rank) of every document."""
-        return self.docs.select("doc_id", "doc_key").join(self.ranks, on="doc_key")
 
 
 def new_fingerprints(run: JobRun, new: DataFrame, previous: PreviousNearDup,
