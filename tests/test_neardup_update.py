@@ -115,11 +115,13 @@ def test_a_chain_in_crawl_order_equals_a_fresh_run_over_the_union(spark, tmp_pat
     """Two segments in the fast tier (lsh), three for combined-sites (extended). Each step
     equals the references over the pages so far (``check_chain``), and in crawl order the chain's
     decisions are those of one pass over the union (a fresh run's: the parity tests hold the
-    fresh run to that pass). The combined-sites chain picks the pages it verifies, names and
-    decides by shuffles instead of broadcasts, as a run does past ``BROADCAST_PAGES``."""
+    fresh run to that pass). The combined-sites chain takes the paths of a large segment: the
+    pages it verifies, names and decides picked by shuffles instead of broadcasts (past
+    ``BROADCAST_PAGES``), its bucket rows met by a sort-merge join (past ``HASH_JOIN_ROWS``)."""
     n = 2 if not settings else 3
     if settings:
         monkeypatch.setattr(increment, "BROADCAST_PAGES", -1)
+        monkeypatch.setattr(increment, "HASH_JOIN_ROWS", -1)
     segments, docs = crawl_ordered(zlib.crc32(repr(sorted(settings.items())).encode()), 6, n)
     check_chain(spark, tmp_path, settings, segments)
     cfg = merge_settings(NearDupConfig, settings).validate(need_io=False)

@@ -17,12 +17,12 @@ output directory,
    stored tables (whose files are linked or copied, not read);
 3. finds the buckets the new pages fall in and only their stored rows (the new rows joined to
    the stored ones Spark bucket by Spark bucket: every stored row is scanned once and none is
-   shuffled), and from them every candidate pair with a new page, by the fresh run's rule (all pairs of a bucket of at most
-   ``bucket_cap`` pages; star edges from its smallest page above). Pairs of two old pages can
-   only disappear: a bucket that new pages take past the cap, or whose root a new page becomes,
-   gives fewer of them. Those old pairs are checked again against every bucket they share
-   (the stored capped buckets say how an untouched bucket treated them) and withdrawn when
-   none gives them any more;
+   shuffled), and from them every candidate pair with a new page, by the fresh run's rule (all
+   pairs of a bucket of at most ``bucket_cap`` pages; star edges from its smallest page above).
+   Pairs of two old pages can only disappear: a bucket that new pages take past the cap, or
+   whose root a new page becomes, gives fewer of them. Those old pairs are checked again
+   against every bucket they share (the stored capped buckets say how an untouched bucket
+   treated them) and withdrawn when none gives them any more;
 4. verifies the new candidates exactly, as a fresh run does, and joins the previous pairs (less
    the withdrawn) to make ``pairs/``; the clusters are the connected components of the
    previous clusters (as stars) and the new pairs, or of the previous pairs where one was
@@ -82,6 +82,9 @@ DROPPED_PAGES = f"{STATE_DIR}/work/neardup-dropped"  # (doc_key)
 # The rows of a few pages (those an update verifies, names or decides) are picked out of a
 # table of every page by a broadcast join up to this many pages, by a shuffle above.
 BROADCAST_PAGES = 1_000_000
+# The new bucket rows meet the stored ones in a hash table per Spark bucket (the stored rows are
+# streamed, not sorted) up to this many new rows a bucket; above, in a sort-merge join.
+HASH_JOIN_ROWS = 2_000_000
 # Settings the stored fingerprints and pairs depend on: an update must use the previous run's.
 STORED_SETTINGS = ("algorithm", "k", "wrap", "resemblance_threshold", "containment_threshold", "lsh_bands",
                    "lsh_rows", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap")
@@ -106,7 +109,8 @@ def open_previous(spark, cfg: NearDupConfig, path: str) -> PreviousNearDup:
     check_same_settings(done, cfg, STORED_SETTINGS, path,
                         "the previous run's near-duplicate settings (its pairs were decided with them)")
     state = fs.read_text(spark, fs.join(path, STATE))
-    tables = [FINGERPRINTS, PAIRS, CLUSTERS, DROPPED_PAGES, *(bucket_table(family) for family, _ in FAMILIES[cfg.algorithm])]
+    tables = [FINGERPRINTS, PAIRS, CLUSTERS, DROPPED_PAGES,
+              *(bucket_table(family) for family, _ in FAMILIES[cfg.algorithm])]
     if state is None or not all(fs.exists(spark, fs.join(path, t, "_SUCCESS")) for t in tables):
         raise ConfigError(f"--previous {path} has no near-duplicate state ({STATE}); it was made by an "
                           "older version: run afresh once, then update that run")
@@ -194,14 +198,16 @@ def new_fingerprints(run: JobRun, new: DataFrame, previous: PreviousNearDup,
     return table, rows
 
 
-def touched_buckets(rows: DataFrame, union: Union) -> DataFrame:
+def touched_buckets(rows: DataFrame, union: Union, spark_buckets: int) -> DataFrame:
     """Every row of the buckets of two or more pages that hold a new page, old pages' too, with
     the bucket's size and root over the union and over the old pages alone: (doc_key, rank,
     is_new, idx, value, size, old_size, root, root_key, old_root); persisted (the caller
-    releases it). ``rows``: the family's bucket rows of the union, hashed on value. The new
-    ones (whose files the scan finds by their keys' statistics) pick the stored rows of their
-    buckets Spark bucket by Spark bucket, without a shuffle."""
-    new = rows.where(union.is_new()).select("value", "idx").hint("shuffle_hash")
+    releases it). ``rows``: the family's bucket rows of the union, hashed on value into
+    ``spark_buckets``. The new ones (whose files the scan finds by their keys' statistics) pick
+    the stored rows of their buckets Spark bucket by Spark bucket, without a shuffle."""
+    new = rows.where(union.is_new()).select("value", "idx")
+    if new.count() <= HASH_JOIN_ROWS * spark_buckets:
+        new = new.hint("shuffle_hash")
     members = rows.alias("x").join(new.alias("y"), same_bucket("x", "y"), "left_semi")
     bucket = Window.partitionBy("value", "idx")
     shared = (members.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
@@ -325,7 +331,7 @@ def update_pairs(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], previo
         previous_capped = read_parquet(spark, fs.join(previous.path, CAPPED))
         candidates, withdrawn, capped, held = {}, [], [], []
         for family, column in FAMILIES[cfg.algorithm]:
-            members = touched_buckets(rows[family], union)
+            members = touched_buckets(rows[family], union, previous.spark_buckets)
             held.append(members)
             candidates[family] = cut(new_candidates(members, cap), SPILL)
             held.append(candidates[family])
