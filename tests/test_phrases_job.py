@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tiers import extended
 
 from quiltdetect.cli import build_parser, main
 from quiltdetect.common.config import ConfigError, merge_settings
@@ -58,6 +59,8 @@ def crawl(shared, tmp_path_factory):
     return path, built
 
 
+# The phrase job's run on the crawl (its three tests) is in the extended tier, for the fast tier's
+# time: the fast tier keeps its parity with the reference (test_phrases_parity.py).
 @pytest.fixture(scope="module")
 def crawl_run(spark, crawl, tmp_path_factory):
     path, built = crawl
@@ -69,6 +72,7 @@ def crawl_run(spark, crawl, tmp_path_factory):
 
 
 @pytest.mark.spark
+@extended
 def test_planted_slice_and_dice_sites_head_the_monster_list(spark, crawl_run, capsys):
     out, built, _ = crawl_run
     planted = built.truth["slice_and_dice"]
@@ -84,6 +88,7 @@ def test_planted_slice_and_dice_sites_head_the_monster_list(spark, crawl_run, ca
 
 
 @pytest.mark.spark
+@extended
 def test_outputs_tables_figures_and_metrics(spark, crawl_run):
     out, built, _ = crawl_run
     phrases = [r.asDict() for r in spark.read.parquet(str(out / "popular_phrases")).orderBy("rank").collect()]
@@ -124,6 +129,7 @@ def test_outputs_tables_figures_and_metrics(spark, crawl_run):
 
 
 @pytest.mark.spark
+@extended
 def test_rerun_of_a_complete_output_does_nothing(crawl_run, capsys):
     out, _, argv = crawl_run
     before = (out / "popular_phrases").stat().st_mtime_ns

@@ -19,6 +19,7 @@ from tiers import PARTITIONINGS, SHORT_JVM, Partitioning, extended
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError, merge_settings
+from quiltdetect.common.session import QUIET_LOGGERS
 from quiltdetect.quilts import cover
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.job import QuiltsJob
@@ -268,6 +269,11 @@ def test_console_command_killed_then_spark_submit_resumes_to_the_baseline(tmp_pa
     )
     assert submitted.returncode == 0, submitted.stderr[-3000:]
     assert "top 3 quilts" in submitted.stdout and "<- http" in submitted.stdout
+    # At the default log level, none of the warnings every run gave (session.QUIET_LOGGERS): the
+    # gram table's bucketed write and the released checkpoints are in this run.
+    noise = [line for line in submitted.stderr.splitlines()
+             if any(f"WARN {name.rsplit('.', 1)[1]}:" in line for name in QUIET_LOGGERS)]
+    assert not noise, noise
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["stages"]["ingest"].get("reused") is True
     assert table_bytes(out / "quilts") == table_bytes(baseline / "quilts")

@@ -6,15 +6,17 @@
   reliability (kill points, resume, retry, hostile input).
 * ``extended`` (``pytest -m extended``, run by ``.ci/run`` after the fast tier): the same
   properties with larger budgets, the quilt job's determinism at 1 and 29 partitions and every
-  other job's at 5 with the inputs reversed; and, to keep the fast tier within its 10 minutes,
+  other job's at 5 with the inputs reversed; and, to keep the fast tier within its 6 minutes,
   six edge cases of quilt updates (the kept old page, ties by doc_id, an empty segment, a
   killed update, which old pages are recomputed, the gram layers and an older table rewritten
   once: the fast tier keeps the chain-of-updates parity), near-duplicate updates but the lsh
   chain and the refusals, a kill while ``_COMPLETE`` is written (the fast tier keeps the kill while the last
   table is written), the reuse console round
   trip (the fast tier keeps reuse's parity with its reference), the second setting of the
-  phrases parity (ip servers, no collapse, per-count cover samples) and the quilt parity's
-  second and third examples per setting (each example is 8-20 corpora in one run).
+  phrases parity (ip servers, no collapse, per-count cover samples), the quilt parity's
+  second and third examples per setting (each example is 8-20 corpora in one run), the phrase
+  job's run on a crawl with planted sites and the README's "The other analyses" commands (each
+  of those jobs keeps its parity with its reference in the fast tier).
 * ``deploy`` (``pytest -m deploy``, needs the ``cluster`` and ``airflow`` extras): every job on a
   standalone cluster, and the Airflow DAG.
 

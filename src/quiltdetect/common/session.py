@@ -52,6 +52,17 @@ BASE_CONF: dict[str, str] = {
 MIN_SPLITS = "spark.sql.files.minPartitionNum"
 JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
 PYTHON_DAEMON_KEY = "spark.python.daemon.module"
+# Spark's warnings that every run of ours gives and none needs acted on, quieted (to ERROR) when the
+# log level is WARN, the default; at INFO or DEBUG every logger speaks:
+QUIET_LOGGERS = (
+    # the ingest's windows on a one-range input (a small crawl): partitioned by a constant
+    "org.apache.spark.sql.execution.window.WindowExec",
+    # a bucketed table written through the catalog (common/folder.py) finds no files where the
+    # catalog looked first: "All paths were ignored"
+    "org.apache.spark.sql.execution.datasources.DataSource",
+    # a released local checkpoint (common/caching.py): "cannot be recomputed after unpersisting"
+    "org.apache.spark.rdd.MapPartitionsRDD",
+)
 
 # The Java releases PySpark 4.0 runs on: Spark 4.0 supports 17 and 21 (it dropped 8 and 11), and
 # from 23 on the session does not start ("getSubject is not supported", from Hadoop's login code).
@@ -104,6 +115,17 @@ def check_java() -> int | None:
     if version is not None and version not in JAVA_VERSIONS:
         raise ConfigError(f"{JAVA_NEEDED} (found Java {version} at {java}); {JAVA_INSTALL}")
     return version
+
+
+def quiet_expected_warnings(spark: SparkSession, level: str) -> None:
+    """At log level WARN, set the loggers of ``QUIET_LOGGERS`` to ERROR in the driver's JVM, so a
+    run's console shows its own progress and only warnings worth reading."""
+    jvm = getattr(spark, "_jvm", None)  # none under Spark Connect
+    if level.upper() != "WARN" or jvm is None:
+        return
+    log4j = jvm.org.apache.logging.log4j
+    for name in QUIET_LOGGERS:
+        log4j.core.config.Configurator.setLevel(name, log4j.Level.ERROR)
 
 
 def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> SparkSession:
@@ -159,6 +181,7 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
         # Scans in at least 4 splits per core, so one large file does not leave cores idle.
         spark.conf.set(MIN_SPLITS, str(4 * spark.sparkContext.defaultParallelism))
     spark.sparkContext.setLogLevel(str(level))
+    quiet_expected_warnings(spark, str(level))
     if local and spark.sparkContext.uiWebUrl:
         progress.info("Spark UI: %s (while the run lasts)", spark.sparkContext.uiWebUrl)
     if archive.writing is not None:
