@@ -73,6 +73,17 @@ def test_chain_of_updates_equals_a_fresh_run(spark, tmp_path_factory, params, bu
     examples(budget)(given(data=st.data())(check_chain))(spark, tmp_path_factory, params)
 
 
+def run_counts(docs: list[RefDoc], cfg: QuiltConfig) -> dict[str, int]:
+    """The patch_grams stage's counts over ``docs``, by definition: distinct grams, patch grams
+    (1 < df <= m) and their (document, gram) pairs."""
+    df: dict[tuple, int] = {}
+    for d in docs:
+        for g in set(kgrams(d.text, cfg.k)):
+            df[g] = df.get(g, 0) + 1
+    patch = [n for n in df.values() if 1 < n <= cfg.m]
+    return {"distinct_grams": len(df), "patch_grams": len(patch), "doc_patch_grams": sum(patch)}
+
+
 def check_chain(spark, tmp_path_factory, params, data):
     """Split random corpora into 2-4 segments at random (a page may land after pages stitched
     from it or before them); run the first, update with each next one, and after every step
@@ -94,6 +105,10 @@ def check_chain(spark, tmp_path_factory, params, data):
         cfg = merge_settings(QuiltConfig, params).validate(need_io=False)
         result, quilts, stats = run_step(spark, cfg, inputs, tmp / f"run{s}", previous)
         assert_reference(quilts, stats, [ref_docs[i] for i in seen], cfg)
+        # an update's counts are the union's, as a fresh run's
+        stage = result.metrics.stages["patch_grams"]
+        assert {name: stage[name] for name in ("distinct_grams", "patch_grams", "doc_patch_grams")} == run_counts(
+            [ref_docs[i] for i in seen], cfg)
         if previous is not None:
             ingest = result.metrics.stages["ingest"]
             assert ingest["new_documents"] == sum(1 for g in segment_of if g == s)
