@@ -30,6 +30,8 @@ TRIPLES = pa.schema([("bucket", pa.int32()), ("target", pa.binary()), ("gram", p
 COVER_SCHEMA = pa.schema([("target", pa.int64()), ("rank", pa.int32()), ("source", pa.int64()),
                           ("covered", pa.int64()), ("shared", pa.int64()), ("n_pairs", pa.int64())])
 PATCH_PAIRS_DDL = ddl(PATCH_PAIRS)
+# the doc-bucket columns _target_pairs reads
+TARGET_PAIR_INPUTS = ("gram", "doc", "sdoc", "n_grams", "n_patch", "server", "recompute", "rank")
 TRIPLES_DDL = ddl(TRIPLES)
 COVER_DDL = ddl(COVER_SCHEMA)
 
@@ -106,6 +108,7 @@ def _cover_bucket(table: pa.Table) -> pa.Table:
 
 def cover_sources(doc_table: DataFrame, theta: float, n_gram: int, n_targets: int, *, foreign: bool) -> DataFrame:
     """Greedy covers of every patchy document: (target, rank, source, covered, shared, n_pairs)."""
-    pairs = doc_table.mapInArrow(_target_pairs(n_gram, theta), PATCH_PAIRS_DDL)
+    # without the columns _target_pairs does not read (``count`` is as large as ``doc``)
+    pairs = doc_table.select(*TARGET_PAIR_INPUTS).mapInArrow(_target_pairs(n_gram, theta), PATCH_PAIRS_DDL)
     triples = pairs.groupBy("bucket").applyInArrow(_triples_of_bucket(n_targets, foreign), TRIPLES_DDL)
     return triples.groupBy("bucket").applyInArrow(_cover_bucket, COVER_DDL)

@@ -126,8 +126,12 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
         # Written with every field nullable, as Parquet reads them back: an update, which adds the
         # previous run's rows, then writes the same bytes as a fresh run.
         quilts, stats = as_nullable(quilts), as_nullable(stats)
+        recomputed: list[DataFrame] = []
         if restrict is not None:
-            quilts, stats = restrict.with_previous(spark, quilts, stats)
+            # the recomputed rows, computed once: the anti-joins with the previous rows and the
+            # unions read them (else every use ran the joins with docs/ again: ~10 s of 31 at 1.1 M pages)
+            recomputed = [keep(quilts, SPILL), keep(stats, SPILL)]
+            quilts, stats = restrict.with_previous(spark, *recomputed)
         _, row = out.write_counted(quilts.orderBy("doc_id"), "quilts", {
             "rows": F.count(F.lit(1)), "sources": F.avg(F.size("sources")),
             "attributed": F.sum(F.col("attributed").cast("long"))})
@@ -136,7 +140,7 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
         if counts["quilts"]:
             counts["avg_sources"] = round(float(row["sources"]), 2)
             counts["attributed"] = int(row["attributed"] or 0)
-        for frame in (fractions, covers, sizes):
+        for frame in (fractions, covers, sizes, *recomputed):
             frame.unpersist()
 
 

@@ -14,6 +14,7 @@ from quiltdetect.quilts.arrays import ddl, int64s
 FRACTIONS = pa.schema([("doc_key", pa.int64()), ("n_grams", pa.int64()), ("n_patch_grams", pa.int64()),
                        ("patchfrac", pa.float64())])
 FRACTIONS_DDL = ddl(FRACTIONS)
+FRACTION_INPUTS = ("sdoc", "n_grams", "n_patch", "recompute")  # the doc-bucket columns _fraction_rows reads
 
 
 def _fraction_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -34,7 +35,8 @@ def _fraction_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch
 def fractions_of(doc_table: DataFrame) -> DataFrame:
     """(doc_key, n_grams, n_patch_grams, patchfrac) for every document with grams (in an
     update: every one it recomputes)."""
-    return doc_table.mapInArrow(_fraction_rows, FRACTIONS_DDL)
+    # only the per-document columns go to Python: the patch pairs are most of the table's bytes
+    return doc_table.select(*FRACTION_INPUTS).mapInArrow(_fraction_rows, FRACTIONS_DDL)
 
 
 def patchy_docs(fractions: DataFrame, theta: float) -> DataFrame:
