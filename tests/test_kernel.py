@@ -170,14 +170,22 @@ def test_greedy_cover_unit_gain_tail_keeps_the_tie_break_order():
     assert cover.covered.tolist() == [4, 1, 1, 1] and cover.shared.tolist() == [4, 3, 2, 1]
 
 
-@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 25)), max_size=120))
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 25)), max_size=120), st.booleans())
 @settings(max_examples=300, deadline=None)
-def test_greedy_cover_equals_the_reference_loop(pairs):
+def test_greedy_cover_equals_the_reference_loop(pairs, indexed):
+    """Both ways of finding a pick's newly covered pairs (a pass over the pairs; an index by
+    gram, which covers larger than ``SMALL_COVER`` use) give the reference's cover."""
     from collections import Counter
+
+    from quiltdetect.kernel import cover as cover_module
 
     grams = np.array([g for _, g in pairs], dtype=np.int64)
     sources = np.array([s for s, _ in pairs], dtype=np.int64)
-    cover = greedy_cover(grams, sources)
+    small, cover_module.SMALL_COVER = cover_module.SMALL_COVER, (-1 if indexed else cover_module.SMALL_COVER)
+    try:
+        cover = greedy_cover(grams, sources)
+    finally:
+        cover_module.SMALL_COVER = small
     # The reference works on string ids; zero-padding keeps their order equal to the ints'.
     ref_pairs = {(f"{s:04d}", g) for s, g in pairs}
     shared = Counter(s for s, _ in ref_pairs)

@@ -245,23 +245,26 @@ def covers(targets: np.ndarray, grams: np.ndarray, sources: np.ndarray,
     ``labels`` (aligned with ``sources``, one per source id): report each picked source by its
     label; the cover's order and tie-breaks still use ``sources``.
     """
-    out: dict[str, list[np.ndarray]] = {k: [] for k in ("target", "rank", "source", "covered", "shared", "n_pairs")}
-    if targets.shape[0]:
-        order = stable_argsort(targets)
-        targets, grams, sources = targets[order], grams[order], sources[order]
-        labels = None if labels is None else labels[order]
-        starts, lengths = gram_runs(targets)
-        for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
-            cut = slice(start, start + length)
-            cover = greedy_cover(grams[cut], sources[cut], None if labels is None else labels[cut])
-            n = len(cover)
-            out["target"].append(np.full(n, targets[start], dtype=np.int64))
-            out["rank"].append(np.arange(1, n + 1, dtype=np.int64))
-            out["source"].append(cover.sources)
-            out["covered"].append(cover.covered)
-            out["shared"].append(cover.shared)
-            out["n_pairs"].append(np.full(n, length, dtype=np.int64))
-    return {k: np.concatenate(v) if v else _EMPTY_I64 for k, v in out.items()}
+    if targets.shape[0] == 0:
+        return {k: _EMPTY_I64 for k in ("target", "rank", "source", "covered", "shared", "n_pairs")}
+    order = stable_argsort(targets)
+    targets, grams, sources = targets[order], grams[order], sources[order]
+    labels = None if labels is None else labels[order]
+    starts, lengths = gram_runs(targets)
+    picks: dict[str, list[np.ndarray]] = {"source": [], "covered": [], "shared": []}
+    sizes = np.empty(starts.shape[0], dtype=np.int64)
+    for i, (start, length) in enumerate(zip(starts.tolist(), lengths.tolist(), strict=True)):
+        cut = slice(start, start + length)
+        cover = greedy_cover(grams[cut], sources[cut], None if labels is None else labels[cut])
+        sizes[i] = len(cover)
+        picks["source"].append(cover.sources)
+        picks["covered"].append(cover.covered)
+        picks["shared"].append(cover.shared)
+    first = np.cumsum(sizes) - sizes  # each target's first row
+    return {"target": np.repeat(targets[starts], sizes),
+            "rank": np.arange(1, int(sizes.sum()) + 1, dtype=np.int64) - np.repeat(first, sizes),
+            **{k: np.concatenate(v).astype(np.int64) for k, v in picks.items()},
+            "n_pairs": np.repeat(lengths, sizes).astype(np.int64)}
 
 
 def is_member(keys: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

@@ -7,10 +7,12 @@ assigned in doc_id string order, so this is definitions §1's "smallest doc_id")
 every pair whose gram it covers.
 
 The loop is incremental: each source's gain is kept in an array and only the pairs of newly
-covered grams are subtracted, so the total work is O(|C|) plus O(|sources|) per pick. Once the
-best gain is 1 (most picks of a real cover: every source left holds at most one uncovered
-gram), the rest of the cover is decided at once: in tie-break order, the first source holding
-each still-uncovered gram (``_unit_tail``).
+covered grams are subtracted. A small candidate set (most of them: up to ``SMALL_COVER`` pairs)
+finds those pairs with one pass over its pairs per pick, cheaper than building an index by
+gram; a larger one indexes its pairs by gram once, so its total work is O(|C|) plus
+O(|sources|) per pick. Once the best gain is 1 (most picks of a real cover: every source left
+holds at most one uncovered gram), the rest of the cover is decided at once: in tie-break order,
+the first source holding each still-uncovered gram (``_unit_tail``).
 """
 
 from __future__ import annotations
@@ -69,6 +71,20 @@ def _unit_tail(gain: np.ndarray, shared: np.ndarray, source_ptr: np.ndarray, pai
     return owner[np.sort(first)].tolist()
 
 
+# Candidate sets up to this many distinct pairs find a pick's newly covered pairs by a pass over
+# all their pairs (a few numpy calls); larger ones through an index by gram, built once.
+SMALL_COVER = 8192
+
+
+def dense_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct values ascending, each value's index among them): ``np.unique`` with
+    ``return_inverse``, faster on the short arrays of one cover (a sort and a binary search)."""
+    ids = np.sort(values)
+    if ids.shape[0] > 1:
+        ids = ids[np.concatenate(([True], ids[1:] != ids[:-1]))]
+    return ids, np.searchsorted(ids, values)
+
+
 def greedy_cover(grams: np.ndarray, sources: np.ndarray, labels: np.ndarray | None = None) -> Cover:
     """Greedy cover of the pairs ``(sources[i], grams[i])``; duplicate pairs count once.
 
@@ -80,19 +96,22 @@ def greedy_cover(grams: np.ndarray, sources: np.ndarray, labels: np.ndarray | No
         raise ValueError(f"grams and sources differ in shape: {grams.shape} vs {sources.shape}")
     if grams.shape[0] == 0:
         return _EMPTY
-    source_ids, source_code = np.unique(sources, return_inverse=True)
-    gram_ids, gram_code = np.unique(grams, return_inverse=True)
+    source_ids, source_code = dense_codes(sources)
+    gram_ids, gram_code = dense_codes(grams)
     n_sources, n_grams = source_ids.shape[0], gram_ids.shape[0]
     # One key per distinct pair, sorted by source then gram: a CSR index by source for free.
-    pair_key = np.unique(source_code.astype(np.int64) * n_grams + gram_code)
+    pair_key = np.sort(source_code.astype(np.int64) * n_grams + gram_code)
+    if pair_key.shape[0] > 1 and not np.all(pair_key[1:] != pair_key[:-1]):
+        pair_key = pair_key[np.concatenate(([True], pair_key[1:] != pair_key[:-1]))]
     pair_source, pair_gram = np.divmod(pair_key, n_grams)
-    source_ptr = np.searchsorted(pair_source, np.arange(n_sources + 1))
-    # The same pairs indexed by gram, to find every source that loses a gram when it is covered.
-    by_gram = np.argsort(pair_gram, kind="stable")
-    source_by_gram = pair_source[by_gram]
-    gram_ptr = np.searchsorted(pair_gram[by_gram], np.arange(n_grams + 1))
-
     shared = np.bincount(pair_source, minlength=n_sources).astype(np.int64)
+    source_ptr = np.concatenate(([0], np.cumsum(shared)))
+    indexed = pair_key.shape[0] > SMALL_COVER
+    if indexed:  # the same pairs indexed by gram, to find every source that loses a gram when it is covered
+        by_gram = np.argsort(pair_gram, kind="stable")
+        source_by_gram = pair_source[by_gram]
+        gram_ptr = np.concatenate(([0], np.cumsum(np.bincount(pair_gram, minlength=n_grams))))
+
     gain = shared.copy()
     is_covered = np.zeros(n_grams, dtype=bool)
     picked: list[int] = []
@@ -113,7 +132,12 @@ def greedy_cover(grams: np.ndarray, sources: np.ndarray, labels: np.ndarray | No
         new_grams = pair_gram[source_ptr[best] : source_ptr[best + 1]]
         new_grams = new_grams[~is_covered[new_grams]]
         is_covered[new_grams] = True
-        losers = source_by_gram[concatenated_ranges(gram_ptr[new_grams], gram_ptr[new_grams + 1])]
+        if indexed:
+            losers = source_by_gram[concatenated_ranges(gram_ptr[new_grams], gram_ptr[new_grams + 1])]
+        else:
+            newly = np.zeros(n_grams, dtype=bool)
+            newly[new_grams] = True
+            losers = pair_source[newly[pair_gram]]
         gain -= np.bincount(losers, minlength=n_sources)
         picked.append(best)
         picked_gain.append(int(best_gain))
