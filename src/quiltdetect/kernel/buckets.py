@@ -173,12 +173,14 @@ def gram_runs(sorted_grams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, np.diff(np.append(starts, n))
 
 
-def patch_mask(sorted_grams: np.ndarray, m: int) -> tuple[np.ndarray, int, int]:
+def patch_mask(sorted_grams: np.ndarray, m: int,
+               runs: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, int, int]:
     """Which pairs hold a patch gram (1 < df <= m), the number of distinct grams and of patch grams.
 
     ``sorted_grams`` holds each (gram, doc) pair once, so a run's length is the gram's df.
+    ``runs``: its ``gram_runs``, when the caller has them.
     """
-    starts, lengths = gram_runs(sorted_grams)
+    starts, lengths = runs if runs is not None else gram_runs(sorted_grams)
     is_patch = (lengths > 1) & (lengths <= m)
     return np.repeat(is_patch, lengths), int(starts.shape[0]), int(is_patch.sum())
 
@@ -275,7 +277,8 @@ def is_member(keys: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[at] == keys
 
 
-def touched_docs(sorted_grams: np.ndarray, docs: np.ndarray, is_new: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+def touched_docs(sorted_grams: np.ndarray, docs: np.ndarray, is_new: np.ndarray, m: int,
+                 runs: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The old documents whose quilt figures an update may change, in two kinds:
     (``changed``: old holders of a gram that new documents make a patch gram or stop being one,
     ``gained``: old holders of a patch gram that stays one and gains new documents).
@@ -287,16 +290,21 @@ def touched_docs(sorted_grams: np.ndarray, docs: np.ndarray, is_new: np.ndarray,
     gram frequent before stays frequent (dfs only grow), a gram of one old document that new
     ones take past m never was nor becomes a patch gram. ``sorted_grams``/``docs``: (gram, doc)
     pairs sorted by gram, a gram's documents all present; ``is_new`` marks the pairs of new
-    documents.
+    documents; ``runs``: the grams' ``gram_runs``, when the caller has them. Both come in pair
+    order. Only the runs that hold a new document are looked at: in an update, few of them.
     """
-    starts, lengths = gram_runs(sorted_grams)
-    if starts.shape[0] == 0:
+    starts, lengths = runs if runs is not None else gram_runs(sorted_grams)
+    new_at = np.flatnonzero(is_new)
+    if starts.shape[0] == 0 or new_at.shape[0] == 0:
         return _EMPTY_I64, _EMPTY_I64
-    n_new = np.add.reduceat(is_new.astype(np.int64), starts)
-    old_df = lengths - n_new
+    hit, n_new = np.unique(np.searchsorted(starts, new_at, side="right") - 1, return_counts=True)
+    df = lengths[hit]
+    old_df = df - n_new
     was_patch = (old_df > 1) & (old_df <= m)
-    is_patch = (lengths > 1) & (lengths <= m)
-    changed = (n_new > 0) & (was_patch != is_patch)
-    gained = (n_new > 0) & was_patch & is_patch
-    old = ~is_new
-    return docs[np.repeat(changed, lengths) & old], docs[np.repeat(gained, lengths) & old]
+    is_patch = (df > 1) & (df <= m)
+
+    def old_holders(runs_of: np.ndarray) -> np.ndarray:
+        at = concatenated_ranges(starts[runs_of], starts[runs_of] + lengths[runs_of])
+        return docs[at[~is_new[at]]]
+
+    return old_holders(hit[was_patch != is_patch]), old_holders(hit[was_patch & is_patch])

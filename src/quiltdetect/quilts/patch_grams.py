@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from quiltdetect.common.foreign import server_column
 from quiltdetect.kernel.buckets import (
     doc_sums,
+    gram_runs,
     is_member,
     patch_dfs,
     patch_mask,
@@ -112,10 +113,11 @@ def _parts_of_pairs(n_docs: int, m: int, with_counts: bool, new: int | None, wit
         if new is not None:
             rows += _recompute_parts(grams[grams >= new], n_docs)
         return rows
+    runs = gram_runs(grams)
     if new is not None:
-        changed, gained = touched_docs(grams, docs, docs >= new, m)
+        changed, gained = touched_docs(grams, docs, docs >= new, m, runs)
         rows += _recompute_parts(changed, n_docs) + _recompute_parts(gained, n_docs, part=IF_PATCHY)
-    is_patch, n_distinct, n_patch = patch_mask(grams, m)
+    is_patch, n_distinct, n_patch = patch_mask(grams, m, runs)
     dfs = hist = None
     if with_df:
         dfs, hist = patch_dfs(grams, m)
