@@ -242,46 +242,52 @@ def test_a_doc_table_narrowed_to_a_smaller_m_equals_one_built_at_that_m(seed, wi
         assert narrowed.to_pylist() == doc_table(m, with_df=False).to_pylist(), m
 
 
-def _triple_table(target, gram, source, key=None):
+def _triple_table(target, gram, source):
     import pyarrow as pa
 
     from quiltdetect.quilts.arrays import blob
 
     column = [blob(np.asarray(v, dtype=np.int64)) for v in (target, gram, source)]
     return pa.table({"bucket": pa.array([0], pa.int32()), "target": [column[0]], "gram": [column[1]],
-                     "source": [column[2]],
-                     "source_key": pa.array([None if key is None else blob(np.asarray(key, dtype=np.int64))],
-                                            pa.binary())})
+                     "source": [column[2]]})
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=12, deadline=None)  # two Spark jobs each: the kernel's cover has its own larger tests
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6), st.integers(0, 9)), max_size=60),
        st.permutations(range(10)))
-def test_cover_by_rank_breaks_ties_by_rank_and_answers_in_keys(triples, permutation):
-    """An update's triples carry each source's rank (c) and key (d): the cover orders sources by
-    rank and names them by key. With ranks ordered like the keys it is the plain cover; with any
-    ranks it is the plain cover of the ranks, renamed."""
+def test_cover_by_rank_breaks_ties_by_rank_and_answers_in_keys(spark, triples, permutation):
+    """An update's triples carry each source's rank, not its key: the cover orders sources by
+    rank, and ``sources_by_key`` names them by key. With ranks ordered like the keys it is the
+    plain cover; with any ranks it is the plain cover of the ranks, renamed."""
     from quiltdetect.quilts import cover as b
 
     target, gram, source = (np.array(v, dtype=np.int64).reshape(-1) for v in zip(*triples, strict=True)) \
         if triples else (np.empty(0, np.int64),) * 3
+
+    def keyed(rank_of: np.ndarray) -> list[dict]:
+        picked = spark.createDataFrame(b._cover_bucket(_triple_table(target, gram, rank_of[source])).to_pandas(),
+                                       b.COVER_DDL)
+        ranks = spark.createDataFrame([(k, int(r)) for k, r in enumerate(rank_of)], "doc_key long, rank long")
+        return sorted((r.asDict() for r in b.sources_by_key(picked, ranks).collect()),
+                      key=lambda r: (r["target"], r["rank"]))
+
     plain = b._cover_bucket(_triple_table(target, gram, source)).to_pylist()
-    monotone = b._cover_bucket(_triple_table(target, gram, 3 * source + 7, source)).to_pylist()
-    assert monotone == plain
+    assert keyed(3 * np.arange(10, dtype=np.int64) + 7) == plain
     rank_of = np.array(permutation, dtype=np.int64)
-    by_rank = b._cover_bucket(_triple_table(target, gram, rank_of[source], source)).to_pylist()
     of_ranks = b._cover_bucket(_triple_table(target, gram, rank_of[source])).to_pylist()
     key_of = {int(r): k for k, r in enumerate(rank_of)}
-    assert by_rank == [{**row, "source": key_of[row["source"]]} for row in of_ranks]
+    assert keyed(rank_of) == [{**row, "source": key_of[row["source"]]} for row in of_ranks]
 
 
-def test_cover_by_rank_picks_the_smaller_rank_of_a_tie():
+def test_cover_by_rank_picks_the_smaller_rank_of_a_tie(spark):
     """Two sources each cover the target's one gram: the one with the smaller rank (doc_id) wins,
     whatever their keys."""
     from quiltdetect.quilts import cover as b
 
-    table = _triple_table([0, 0], [5, 5], [1, 0], [10, 20])  # key 20 has rank 0
-    assert [r["source"] for r in b._cover_bucket(table).to_pylist()] == [20]
+    picked = b._cover_bucket(_triple_table([0, 0], [5, 5], [1, 0]))  # key 10 has rank 1, key 20 rank 0
+    ranks = spark.createDataFrame([(10, 1), (20, 0)], "doc_key long, rank long")
+    keyed = b.sources_by_key(spark.createDataFrame(picked.to_pandas(), b.COVER_DDL), ranks).collect()
+    assert [r["source"] for r in keyed] == [20]
 
 
 @settings(max_examples=80, deadline=None)

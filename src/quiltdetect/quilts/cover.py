@@ -3,8 +3,9 @@ source) triples by target bucket, and each patchy document's greedy cover.
 
 The greedy cover breaks its last tie on the smallest doc_id. A fresh run's keys are the ranks of
 the doc_ids, so the cover compares keys; an update's new documents are keyed after the old ones,
-so there the triples carry each source's rank (computed over the union, ``doc_ranks``), the
-cover compares ranks and its picks are turned back into keys.
+so there the triples carry each source's rank (computed over the union, ``doc_ranks``) instead
+of its key, the cover compares ranks, and its picks are turned back into keys by a join with the
+ranks (a row per pick, not per triple).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from quiltdetect.kernel.buckets import candidate_triple_rows, covers, gram_bucket, stable_argsort
 from quiltdetect.quilts.arrays import blob, concat, ddl, docs_by_bucket, int64s
@@ -24,9 +26,9 @@ from quiltdetect.quilts.arrays import blob, concat, ddl, docs_by_bucket, int64s
 PATCH_PAIRS = pa.schema([("bucket", pa.int32()), ("gram", pa.binary()), ("doc", pa.binary()),
                          ("server", pa.binary()), ("is_target", pa.binary()), ("rank", pa.binary())])
 # The (target, gram, source) triples by target bucket; in an update ``source`` is the source's
-# rank (what the cover's tie-break compares) and ``source_key`` its key, else null.
+# rank (what the cover's tie-break compares), else its key.
 TRIPLES = pa.schema([("bucket", pa.int32()), ("target", pa.binary()), ("gram", pa.binary()),
-                     ("source", pa.binary()), ("source_key", pa.binary())])
+                     ("source", pa.binary())])
 COVER_SCHEMA = pa.schema([("target", pa.int64()), ("rank", pa.int32()), ("source", pa.int64()),
                           ("covered", pa.int64()), ("shared", pa.int64()), ("n_pairs", pa.int64())])
 PATCH_PAIRS_DDL = ddl(PATCH_PAIRS)
@@ -83,32 +85,40 @@ def _triples_of_bucket(n_targets: int, foreign: bool):
         order = stable_argsort(grams)
         grams, ids, servers, is_target, docs = (a[order] for a in (grams, ids, servers, is_target, docs))
         t_at, s_at = candidate_triple_rows(grams, ids, servers, is_target.astype(bool), foreign=foreign)
-        # targets by key; sources by what the cover orders them by (ranks in an update, with
-        # their keys in ``source_key``)
+        # targets by key; sources by what the cover orders them by (ranks in an update)
         target, gram, source = docs[t_at], grams[t_at], ids[s_at]
-        keys = docs[s_at] if ranked else None
         parts = docs_by_bucket(target, n_targets)
         return pa.Table.from_arrays(
             [pa.array([b for b, _ in parts], pa.int32()), pa.array([blob(target[r]) for _, r in parts], pa.binary()),
              pa.array([blob(gram[r]) for _, r in parts], pa.binary()),
-             pa.array([blob(source[r]) for _, r in parts], pa.binary()),
-             pa.array([None if keys is None else blob(keys[r]) for _, r in parts], pa.binary())],
+             pa.array([blob(source[r]) for _, r in parts], pa.binary())],
             schema=TRIPLES)
 
     return triples
 
 
 def _cover_bucket(table: pa.Table) -> pa.Table:
-    # an update: sources are ranks (the tie-break) and the picks are reported by their keys
-    keys = concat(table.column("source_key")) if table.num_rows and table.column("source_key")[0].is_valid else None
-    picks = covers(concat(table.column("target")), concat(table.column("gram")), concat(table.column("source")), keys)
+    picks = covers(concat(table.column("target")), concat(table.column("gram")), concat(table.column("source")))
     arrays = [pa.array(picks[f.name].astype(np.int32 if f.name == "rank" else np.int64)) for f in COVER_SCHEMA]
     return pa.Table.from_arrays(arrays, schema=COVER_SCHEMA)
 
 
-def cover_sources(doc_table: DataFrame, theta: float, n_gram: int, n_targets: int, *, foreign: bool) -> DataFrame:
-    """Greedy covers of every patchy document: (target, rank, source, covered, shared, n_pairs)."""
+def cover_sources(doc_table: DataFrame, theta: float, n_gram: int, n_targets: int, *, foreign: bool,
+                  ranks: DataFrame | None = None) -> DataFrame:
+    """Greedy covers of every patchy document: (target, rank, source, covered, shared, n_pairs).
+
+    ``ranks`` (an update, ``doc_ranks``: the doc table's ``rank`` column holds them too): the
+    covers order sources by rank and are given back with the sources' keys."""
     # without the columns _target_pairs does not read (``count`` is as large as ``doc``)
     pairs = doc_table.select(*TARGET_PAIR_INPUTS).mapInArrow(_target_pairs(n_gram, theta), PATCH_PAIRS_DDL)
     triples = pairs.groupBy("bucket").applyInArrow(_triples_of_bucket(n_targets, foreign), TRIPLES_DDL)
-    return triples.groupBy("bucket").applyInArrow(_cover_bucket, COVER_DDL)
+    picked = triples.groupBy("bucket").applyInArrow(_cover_bucket, COVER_DDL)
+    return picked if ranks is None else sources_by_key(picked, ranks)
+
+
+def sources_by_key(picked: DataFrame, ranks: DataFrame) -> DataFrame:
+    """Covers whose sources are ranks (an update's) with each source's key instead: a join of
+    the picks, not of the triples, which then need not carry the keys."""
+    keys = ranks.select(F.col("rank").cast("long").alias("source"), F.col("doc_key").cast("long").alias("key"))
+    return picked.join(keys, on="source").select("target", "rank", F.col("key").alias("source"), "covered", "shared",
+                                                 "n_pairs")

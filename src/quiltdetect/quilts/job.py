@@ -88,6 +88,8 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
     spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with_counts = cfg.count_occurrences
     gram_table = grams_table or gram_sets_stage(run, docs)
+    if ranks is not None:  # read by the doc buckets and again to name the covers' sources by key
+        ranks = keep(ranks, SPILL)
     grams, n_gram = gram_table.frame, gram_table.buckets
     n_docs = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
 
@@ -106,7 +108,7 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
 
     phi_note = f", drop sources covering < {cfg.phi} of pgrams" if cfg.phi > 0 else ""
     with metrics.stage(spark, "sources", f"(target, gram, source) triples, greedy cover per target{phi_note}") as counts:
-        picked = cover_sources(doc_table, cfg.theta, n_gram, n_docs, foreign=cfg.foreign != "none")
+        picked = cover_sources(doc_table, cfg.theta, n_gram, n_docs, foreign=cfg.foreign != "none", ranks=ranks)
         covers = keep(keep_contributing(picked, fractions, cfg.phi), SPILL)
         sizes = keep(cover_sizes(covers), SPILL)
         row = sizes.agg(F.count(F.lit(1)), F.sum("n_pairs"), F.sum("n_sources")).first()
@@ -140,7 +142,7 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
         if counts["quilts"]:
             counts["avg_sources"] = round(float(row["sources"]), 2)
             counts["attributed"] = int(row["attributed"] or 0)
-        for frame in (fractions, covers, sizes, *recomputed):
+        for frame in (fractions, covers, sizes, *recomputed, *([] if ranks is None else [ranks])):
             frame.unpersist()
 
 
