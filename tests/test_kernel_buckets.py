@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -252,7 +253,8 @@ def _triple_table(target, gram, source):
                      "source": [column[2]]})
 
 
-@settings(max_examples=12, deadline=None)  # two Spark jobs each: the kernel's cover has its own larger tests
+@pytest.mark.extended  # two Spark jobs per example; the fast tier keeps the tie test below
+@settings(max_examples=12, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6), st.integers(0, 9)), max_size=60),
        st.permutations(range(10)))
 def test_cover_by_rank_breaks_ties_by_rank_and_answers_in_keys(spark, triples, permutation):
