@@ -75,25 +75,26 @@ def test_range_bounds_cut_a_sample_into_increasing_bounds():
 
 
 def _corpus(rng: random.Random, n: int) -> list[tuple]:
-    """Records with duplicate doc_ids: same or other source, offset or url, nulls, equal ties."""
+    """Records with duplicate doc_ids: same or other input, source, offset or url, nulls, equal ties."""
     rows = []
     for i in range(n):
         doc_id = f"id-{rng.randrange(n // 2 + 1):06d}" if rng.random() < 0.5 else f"u{i}-{rng.random():.6f}"
         url = rng.choice([None, f"http://h{rng.randrange(5)}.example/{i}", "http://same.example/"])
         source = rng.choice(["a.parquet", "b.parquet", None])
         offset = rng.choice([None, rng.randrange(100)])
-        rows.append((doc_id, url, f"text {i} {rng.random()}", source, offset))
+        rows.append((doc_id, url, f"text {i} {rng.random()}", source, offset, rng.choice([0, 0, 1])))
     return rows
 
 
 @pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.extended),
                                   pytest.param(3, marks=pytest.mark.extended)])
 def test_numbered_documents_equal_the_sorted_then_counted_keys(spark, seed):
-    """Several ranges (the advisory partition size made tiny), duplicates that tie on source,
-    offset and url (the text breaks the tie): rows, keys and order as before."""
+    """Several ranges (the advisory partition size made tiny), duplicates from two inputs and
+    duplicates that tie on input, source, offset and url (the text breaks the tie): rows, keys
+    and order as before."""
     rng = random.Random(seed)
     frame = spark.createDataFrame(_corpus(rng, 400), "doc_id string, url string, text string, source string, "
-                                                     "offset long").repartition(3)
+                                                     "offset long, input_rank int").repartition(3)
     before = spark.conf.get("spark.sql.adaptive.advisoryPartitionSizeInBytes")
     spark.conf.set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "2k")
     try:
@@ -118,7 +119,8 @@ def test_every_column_of_the_numbered_table_is_nullable(spark, tmp_path):
     a column that is not nullable where it comes from (a file's name) is nullable here."""
     frame = spark.createDataFrame([("a", "u", "t", "s", 1)], "doc_id string, url string, text string, "
                                                              "source string, offset long")
-    strict = frame.select("doc_id", "url", "text", F.lit("file").alias("source"), F.lit(1).cast("long").alias("offset"))
+    strict = frame.select("doc_id", "url", "text", F.lit("file").alias("source"), F.lit(1).cast("long").alias("offset"),
+                          F.lit(0).alias("input_rank"))
     assert not strict.schema["source"].nullable and not strict.schema["offset"].nullable
     table = numbered_documents(strict, doc_id_ranges(strict, 1, 1), [*COLUMNS, "doc_key"])
     assert all(f.nullable for f in table.schema.fields)
@@ -156,7 +158,8 @@ def test_a_table_read_twice_gives_the_docs_table_kept_once(spark, tmp_path, monk
 
 
 def test_no_documents_and_one_range(spark):
-    empty = spark.createDataFrame([], "doc_id string, url string, text string, source string, offset long")
+    empty = spark.createDataFrame([], "doc_id string, url string, text string, source string, offset long, "
+                                      "input_rank int")
     ranges = doc_id_ranges(empty, 0, 0)
     assert ranges.bounds == [] and ranges.documents == 0
     assert numbered_documents(empty, ranges, [*COLUMNS, "doc_key"]).count() == 0

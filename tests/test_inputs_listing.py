@@ -222,3 +222,15 @@ def test_a_glob_of_previous_runs_may_hold_the_output_but_a_previous_run_is_an_in
     cfg.previous, cfg.output = str(tmp_path / "runs" / "w2"), str(tmp_path / "runs")
     with pytest.raises(ConfigError, match="holds the input"):
         fs.check_output(None, cfg.output, overwrite=True, inputs=input_paths(cfg))
+
+
+def test_each_file_takes_the_rank_of_the_first_input_that_names_it(tmp_path):
+    """definitions §0: between two records of one doc_id the earlier --input's is kept, so each
+    file carries its input's position whatever the paths sort as; a file two inputs name
+    belongs to the first."""
+    late = warc(tmp_path / "zz_week1" / "a.warc.gz")
+    early = warc(tmp_path / "aa_week2" / "b.warc.gz", start=5)
+    files = resolve_inputs(None, [str(tmp_path / "zz_week1"), str(tmp_path / "aa_week2"), str(late)], None)
+    assert [(Path(f.path).name, f.rank) for f in files] == [("b.warc.gz", 1), ("a.warc.gz", 0)]
+    again = resolve_inputs(None, [str(early), str(tmp_path)], None)
+    assert {Path(f.path).name: f.rank for f in again} == {"b.warc.gz": 0, "a.warc.gz": 1}

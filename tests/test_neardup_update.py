@@ -202,3 +202,39 @@ def test_an_update_refuses_other_settings_and_other_jobs(tmp_path):
         open_previous(None, NearDupConfig(inputs=["x"], output="o").validate(), str(prev))
     with pytest.raises(ConfigError, match="is the --previous run"):
         NearDupConfig(inputs=["x"], output=str(prev), previous=str(prev) + "/").validate()
+
+
+@extended
+@pytest.mark.parametrize("segment_dir", ["aa_new", "zz_new"])
+def test_a_repeated_doc_id_keeps_the_earliest_runs_record_in_an_update_and_a_fresh_run(spark, tmp_path, segment_dir):
+    """definitions §0: a segment repeating doc_ids with new text, its path sorting before the
+    archive's or after it: the update and a fresh run given the archive first keep the archive's
+    records, so their pairs, clusters, kept pages and drops are the same."""
+    base = " ".join(f"w{i}" for i in range(60))
+    archive = [RefDoc(f"a{i}", base + f" v{i}" * (i % 3), f"http://h{i}.org/", (), "2021-03-01T00:00:00Z")
+               for i in range(6)]
+    other = " ".join(f"x{i}" for i in range(60))
+    repeated = [RefDoc(f"a{i}", other + f" y{i}", f"http://r{i}.org/", (), "2020-01-01T00:00:00Z") for i in (0, 2)]
+    new = [RefDoc("b0", other, "http://b.org/", (), "2021-04-01T00:00:00Z")]
+    (tmp_path / "mm_old").mkdir()
+    (tmp_path / segment_dir).mkdir()
+    old_dir = str(Path(write_segment(tmp_path / "mm_old" / "s.jsonl", archive)).parent)
+    new_dir = str(Path(write_segment(tmp_path / segment_dir / "s.jsonl", [*repeated, *new])).parent)
+
+    def run(inputs: list[str], output: str, previous: str = "") -> dict:
+        cfg = merge_settings(NearDupConfig, {"inputs": inputs, "output": str(tmp_path / output), "top": 0,
+                                             "previous": previous})
+        NearDupJob.run(spark, cfg.validate())
+        rows = lambda name: [r.asDict() for r in spark.read.parquet(str(tmp_path / output / name)).collect()]  # noqa: E731
+        return {"docs": {r["doc_id"]: r["text"] for r in rows("docs")},
+                "pairs": sorted((r["doc_id_a"], r["doc_id_b"], r["resemblance"]) for r in rows("pairs")),
+                "clusters": sorted((r["doc_id"], r["cluster_id"]) for r in rows("clusters")),
+                "kept": sorted(r["doc_id"] for r in rows("kept")),
+                "duplicate_of": sorted((r["doc_id"], r["duplicate_of"]) for r in rows("duplicate_of"))}
+
+    run([old_dir], "r1")
+    update = run([new_dir], "r2", previous=str(tmp_path / "r1"))
+    fresh = run([old_dir, new_dir], "fresh")
+    assert fresh["docs"]["a0"] == archive[0].text and fresh["docs"]["b0"] == new[0].text
+    assert update == fresh
+    assert fresh["duplicate_of"] and all(a.startswith("a") for a, _ in fresh["duplicate_of"])

@@ -364,3 +364,45 @@ def test_updates_add_layers_of_grams_merged_without_a_shuffle_and_rewrite_an_old
                         16, with_counts=False, foreign="none", layered=True)
     plan = parts._jdf.queryExecution().executedPlan().toString()
     assert "hashpartitioning(dbucket" in plan and "hashpartitioning(bucket" not in plan, plan
+
+
+def _tables(spark, output: Path) -> dict:
+    """docs/ (doc_id -> text), doc_stats/ and quilts/ of a run, as plain values."""
+    rows = lambda name: [r.asDict(recursive=True) for r in spark.read.parquet(str(output / name)).collect()]  # noqa: E731
+    return {"docs": {r["doc_id"]: r["text"] for r in rows("docs")},
+            "doc_stats": sorted(rows("doc_stats"), key=lambda r: r["doc_id"]),
+            "quilts": sorted(rows("quilts"), key=lambda r: r["doc_id"])}
+
+
+@pytest.mark.spark
+@extended
+@pytest.mark.parametrize("segment_dir", ["aa_new", "zz_new"])
+def test_a_repeated_doc_id_keeps_the_earliest_runs_record_in_an_update_and_a_fresh_run(spark, tmp_path, segment_dir):
+    """definitions §0: a segment that repeats doc_ids with new text, its path sorting before the
+    archive's (``aa_new/`` beside ``mm_old/``) or after it: the update keeps the archive's records,
+    and so does a fresh run given the archive first (``--input mm_old --input SEGMENT``)."""
+    archive = [{"id": f"a{i}", "url": f"http://h{i % 4}.example.com/{i}",
+                "text": " ".join(f"w{i + j}" for j in range(6))} for i in range(10)]
+    repeated = [{"id": f"a{i}", "url": f"http://h9.example.com/{i}", "text": " ".join(f"x{i + j}" for j in range(9))}
+                for i in (0, 1, 2, 6)]
+    new = [{"id": "b0", "url": "http://h5.example.com/b", "text": "w1 w2 w3 x2 x3 x4 w7 w8"}]
+    (tmp_path / "mm_old").mkdir()
+    (tmp_path / segment_dir).mkdir()
+    old_dir = write_rows(tmp_path / "mm_old" / "s.jsonl", archive).rsplit("/", 1)[0]
+    new_dir = write_rows(tmp_path / segment_dir / "s.jsonl", [*repeated, *new]).rsplit("/", 1)[0]
+    params = dict(k=2, m=3, c=1, theta=0.3)
+
+    def run(inputs: list[str], output: str, previous: str = "") -> dict:
+        cfg = merge_settings(QuiltConfig, {**params, "inputs": inputs, "output": str(tmp_path / output),
+                                           "previous": previous, "top": 0})
+        QuiltsJob.run(spark, cfg.validate())
+        return _tables(spark, tmp_path / output)
+
+    run([old_dir], "r1")
+    update = run([new_dir], "r2", previous=str(tmp_path / "r1"))
+    fresh = run([old_dir, new_dir], "fresh")
+    assert update["docs"] == fresh["docs"]
+    assert {i: fresh["docs"][i] for i in ("a0", "a6", "b0")} == {"a0": archive[0]["text"], "a6": archive[6]["text"],
+                                                                 "b0": new[0]["text"]}
+    assert update["doc_stats"] == fresh["doc_stats"] and update["quilts"] == fresh["quilts"]
+    assert fresh["quilts"], "the corpus must have quilts for their equality to matter"

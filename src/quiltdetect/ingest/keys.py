@@ -36,9 +36,11 @@ SPARK_HASH_SEED = 42
 MIN_RANGE_BYTES = 4 << 20
 SAMPLE_PER_RANGE = 100  # doc_ids sampled per range (Spark's range exchange samples 100 per partition)
 _HASH_SPACE = 1 << 24
-# Which of a doc_id's records is kept: the smallest (source, offset, url, text), nulls last
-# (``read.keep_one_per_id`` keeps the same one).
-TIE_BREAK = ("source", "offset", "url", "text")
+# Which of a doc_id's records is kept (definitions §0): the one of the earliest input (the
+# position of its --input; an update's previous documents come before every new input), then
+# the smallest (source, offset, url, text), nulls last (``read.keep_one_per_id`` keeps the same one).
+INPUT_RANK = "input_rank"
+TIE_BREAK = (INPUT_RANK, "source", "offset", "url", "text")
 
 
 def spark_partition_of(value: int, partitions: int) -> int:
@@ -152,8 +154,8 @@ def doc_id_ranges(candidates: DataFrame, n_candidates: int, total_bytes: int) ->
 
 
 def numbered_documents(candidates: DataFrame, ranges: Ranges, columns: list[str], first_key: int = 0) -> DataFrame:
-    """``columns`` of one row per doc_id of ``candidates`` (the one with the smallest (source,
-    offset, url, text), as ``read.keep_one_per_id`` keeps) with its ``doc_key`` (from
+    """``columns`` of one row per doc_id of ``candidates`` (the one with the smallest
+    ``TIE_BREAK``, as ``read.keep_one_per_id`` keeps) with its ``doc_key`` (from
     ``first_key`` on: an update keys its new documents after the previous ones), sorted by
     doc_id in part files of one range each: the texts are shuffled once."""
     n = len(ranges.bounds) + 1

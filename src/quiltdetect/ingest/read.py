@@ -38,7 +38,7 @@ from quiltdetect.common.caching import TEXT_CACHE, cut
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.listing import TABLE_METADATA, is_table_metadata, list_local
 from quiltdetect.ingest import records
-from quiltdetect.ingest.keys import TIE_BREAK
+from quiltdetect.ingest.keys import INPUT_RANK, TIE_BREAK
 from quiltdetect.ingest.urls import domain_of, host_of
 
 log = logging.getLogger(__name__)
@@ -89,10 +89,13 @@ _SUFFIXES = (
 
 @dataclass(frozen=True)
 class InputFile:
-    """One input file and the format it is read as."""
+    """One input file, the format it is read as, and ``rank``: the position of the first
+    ``--input`` that names it (0, 1, ...), which decides between two records of one doc_id
+    (definitions §0: the earlier input's record is kept)."""
 
     path: str
     format: str
+    rank: int = 0
 
 
 def infer_format(path: str) -> str | None:
@@ -152,7 +155,7 @@ def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format
     Hadoop's file-system listing. A file reached twice (two inputs, or a symlink) is read once.
     """
     found = InputFiles()
-    for pattern in patterns:
+    for rank, pattern in enumerate(patterns):
         if fs.is_local(pattern):
             listing = list_local(fs.local_path(pattern))
             paths, skipped, how = listing.files, listing.skipped, listing.taken_as
@@ -165,7 +168,7 @@ def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format
         for path in paths:
             fmt = input_format or infer_format(path)
             if fmt is not None:
-                matched.append(InputFile(path, fmt))
+                matched.append(InputFile(path, fmt, rank))
             else:
                 skipped.append((path, TABLE_METADATA if is_table_metadata(path) else skip_reason(path)))
         if not matched:
@@ -177,7 +180,9 @@ def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format
         found.extend(matched)
         found.skipped.extend(skipped)
         found.taken_as[pattern] = (how, len(matched))
-    unique = {f.path: f for f in found}
+    unique: dict[str, InputFile] = {}
+    for f in found:  # a file two inputs name is read once, as part of the first
+        unique.setdefault(f.path, f)
     return InputFiles([unique[p] for p in sorted(unique)], sorted(set(found.skipped)), found.taken_as)
 
 
@@ -486,8 +491,9 @@ def _table_rows(table: DataFrame, source: Column, columns: dict[str, str], what:
 
 
 def frame_rows(frame: DataFrame, columns: dict[str, str] = DEFAULT_COLUMNS) -> DataFrame:
-    """Document and skip rows of a caller's DataFrame (the Python API), read like a table file."""
-    return _table_rows(frame, F.lit("dataframe"), columns, "the DataFrame")
+    """Document and skip rows of a caller's DataFrame (the Python API), read like a table file
+    (one input: ``input_rank`` 0)."""
+    return _table_rows(frame, F.lit("dataframe"), columns, "the DataFrame").withColumn(INPUT_RANK, F.lit(0))
 
 
 def read_tables(spark: SparkSession, files: list[InputFile], columns: dict[str, str] = DEFAULT_COLUMNS) -> DataFrame:
@@ -677,7 +683,19 @@ def read_rows(
     spark: SparkSession, files: list[InputFile], max_payload_bytes: int, *, hadoop_reader: bool = False,
     columns: dict[str, str] = DEFAULT_COLUMNS,
 ) -> DataFrame:
-    """All rows (documents and skips) of all inputs, in ROW_SCHEMA (``columns``: see ``named_columns``)."""
+    """All rows (documents and skips) of all inputs, in ROW_SCHEMA (``columns``: see ``named_columns``),
+    plus ``input_rank``, the rank of the input each row came from (``InputFile.rank``): the first
+    key of ``TIE_BREAK``. The files of each input are read apart only when there are several."""
+    ranks = sorted({f.rank for f in files})
+    if len(ranks) > 1:
+        parts = [_read_files(spark, [f for f in files if f.rank == r], max_payload_bytes, hadoop_reader, columns)
+                 .withColumn(INPUT_RANK, F.lit(r)) for r in ranks]
+        return _union(parts)
+    return _read_files(spark, files, max_payload_bytes, hadoop_reader, columns).withColumn(INPUT_RANK, F.lit(0))
+
+
+def _read_files(spark: SparkSession, files: list[InputFile], max_payload_bytes: int, hadoop_reader: bool,
+                columns: dict[str, str]) -> DataFrame:
     archives = [f for f in files if f.format in ("warc", "wet")]
     tables = [f for f in files if f.format in ("parquet", "jsonl")]
     parts = [
@@ -691,7 +709,8 @@ def read_rows(
 
 
 def keep_one_per_id(docs: DataFrame) -> DataFrame:
-    """One row per doc_id: the one with the smallest (source, offset, url, text); a ``dup_rank`` > 1
+    """One row per doc_id: the one with the smallest ``TIE_BREAK`` (the earliest input's, then the
+    smallest (source, offset, url, text)); a ``dup_rank`` > 1
     marks the others, which the caller counts as ``duplicate_doc_id`` skips.
 
     The rows are range-partitioned on doc_id, so the later sort by doc_id (``with_doc_keys``)

@@ -25,7 +25,7 @@ from quiltdetect.common.runstate import (
     resolve_previous,
     run_identity,
 )
-from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
+from quiltdetect.ingest.keys import INPUT_RANK, doc_id_ranges, numbered_documents
 from quiltdetect.ingest.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
@@ -64,6 +64,8 @@ def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -
         "columns": cfg.columns(),
         "definitions": DEFINITIONS,
     }
+    if len({f.rank for f in files}) > 1:  # the order of the inputs decides between records of one doc_id
+        key["input_ranks"] = [f.rank for f in files]
     previous = resolve_previous(spark, getattr(cfg, "previous", ""), cfg.output)
     if previous:
         key["previous"] = run_identity(spark, previous)
@@ -188,8 +190,9 @@ class ReadDocuments:
 
     @property
     def candidate_rows(self) -> DataFrame:
-        """The records not skipped, duplicate doc_ids included, in DOC_COLUMNS."""
-        return self.rows.where(F.col("skip_reason").isNull()).select(*DOC_COLUMNS)
+        """The records not skipped, duplicate doc_ids included, in DOC_COLUMNS with the rank of
+        their input (which of a doc_id's records is kept: ``keys.TIE_BREAK``)."""
+        return self.rows.where(F.col("skip_reason").isNull()).select(*DOC_COLUMNS, INPUT_RANK)
 
     def release(self) -> None:
         """Let go of the kept records and doc_ids."""
