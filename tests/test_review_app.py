@@ -665,3 +665,39 @@ def test_a_neardup_run_over_http_is_escaped_under_the_strict_policy(nd_app):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_henzinger_run_shows_b_and_c_similarity_and_its_rule(nd_root, tmp_path):
+    """A run of Henzinger's combined algorithm carries B- and C-similarity (ints) in duplicate_of/:
+    the list, filters, sorting, reason and export follow them."""
+    import shutil
+
+    import pyarrow as pa
+
+    root = tmp_path / "combined"
+    shutil.copytree(nd_root, root)
+    rows = pq.read_table(root / "duplicate_of").to_pylist()
+    for i, r in enumerate(rows):
+        del r["resemblance"], r["containment"]
+        r["b_similarity"], r["c_similarity"] = 1 + i % 6, 328 + 7 * i
+    pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(
+        [(n, pa.string()) for n in ("doc_id", "duplicate_of", "kept_url", "kept_run")]
+        + [("b_similarity", pa.int32()), ("c_similarity", pa.int32())])), root / "duplicate_of" / "part-00000.parquet")
+    (root / "config.yaml").write_text("algorithm: combined\nk: 5\nb_threshold: 1\nc_threshold: 355\n"
+                                      "combined_c_threshold: 328\n", encoding="utf-8")
+    app = ReviewApp(Run.open(root), LabelStore(tmp_path / "l.sqlite"))
+    assert app.run.measures == ["b_similarity", "c_similarity"]
+    page = app.list_page({"min_c_similarity": ["350"], "sort": ["c_similarity"], "order": ["asc"]})
+    shown = visible(page)
+    assert "4 dropped pages" in shown and "combined, k=5: B ≥ 1 and C ≥ 328" in shown  # C 356, 363, 370, 377
+    assert "<th>B-similarity</th><th>C-similarity</th>" in page and "resemblance" not in shown
+    assert re.findall(r'<td class="num">(\d+)</td><td class="meta">', page) == ["356", "363", "370", "377"]
+    assert [r["c_similarity"] for r in app.run.select(ListQuery.parse({"sort": ["c_similarity"]}), {})] == sorted(
+        (r["c_similarity"] for r in rows), reverse=True)
+    assert app.run.by_id["b-0"]["passed"] == ["B ≥ 1", "C ≥ 328"]
+    status, page = app.quilt_page({"id": ["b-0"]})
+    assert status == 200 and "B-similarity 1 · C-similarity 328 · passed B ≥ 1 and C ≥ 328" in visible(page)
+    app.store.set(app.run.key, "b-0", "duplicate", kind="neardup")
+    assert 'id="by-threshold"' not in app.summary_page() and "100.0%" in app.summary_page()
+    table = pq.read_table(io.BytesIO(app.export_parquet()))
+    assert table.column_names[-2:] == ["b_similarity", "c_similarity"] and table.to_pylist()[0]["c_similarity"] == 328
