@@ -701,3 +701,20 @@ def test_a_henzinger_run_shows_b_and_c_similarity_and_its_rule(nd_root, tmp_path
     assert 'id="by-threshold"' not in app.summary_page() and "100.0%" in app.summary_page()
     table = pq.read_table(io.BytesIO(app.export_parquet()))
     assert table.column_names[-2:] == ["b_similarity", "c_similarity"] and table.to_pylist()[0]["c_similarity"] == 328
+
+
+def test_a_neardup_run_that_dropped_nothing_opens(nd_root, tmp_path, capsys):
+    """Before: a run without near-duplicates (duplicate_of/ with no rows) stopped the tool with
+    pyarrow's "Array type doesn't match type of values set: string vs null"."""
+    import shutil
+
+    from quiltdetect.cli import main
+
+    root = tmp_path / "none"
+    shutil.copytree(nd_root, root)
+    table = pq.read_table(root / "duplicate_of")
+    pq.write_table(table.slice(0, 0), root / "duplicate_of" / "part-00000.parquet")
+    app = ReviewApp(Run.open(root), LabelStore(tmp_path / "l.sqlite"))
+    assert "0 dropped pages" in app.list_page({}) and 'id="precision"' in app.summary_page()
+    assert main(["review", "--run", str(root), "--db", str(tmp_path / "l.sqlite"), "--export", str(tmp_path / "x.csv")]) == 0
+    assert "wrote 0 labels" in capsys.readouterr().out

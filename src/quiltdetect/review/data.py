@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import yaml
@@ -122,8 +123,9 @@ def dropped_pages(path: Path, config: dict[str, Any]) -> tuple[list[dict[str, An
     table = ds.dataset(str(path / "duplicate_of"), format="parquet").to_table()
     measures = [m for m in MEASURES if m in table.column_names]
     rows = table.to_pylist()
+    ids = pa.array([r["doc_id"] for r in rows], pa.string())  # typed: a run that dropped nothing has none
     urls = {r["doc_id"]: r["url"] for r in ds.dataset(str(path / "docs"), format="parquet").to_table(
-        columns=["doc_id", "url"], filter=pc.field("doc_id").isin([r["doc_id"] for r in rows])).to_pylist()}
+        columns=["doc_id", "url"], filter=pc.field("doc_id").isin(ids)).to_pylist()}
     pages = []
     for r in rows:
         page = {"doc_id": r["doc_id"], "url": urls.get(r["doc_id"]), "duplicate_of": r["duplicate_of"],
