@@ -76,6 +76,12 @@ def test_neardup_command_writes_pairs_clusters_metrics(spark, tmp_path, capsys):
     assert status == 200 and "dropped as a near-duplicate of the kept page p1" in page
     assert f"resemblance <b>{193 / 201:.4g}</b>" in page and "http://www.a.com/1" in page and run_id in page
     assert page.count("<mark") >= 2  # the shared runs, in the dropped page and in the kept one
+    # ... in the terms of a near-duplicate run (issue 73): the job's measures, the rule each page
+    # passed at the run's thresholds, labels duplicate / not a duplicate
+    assert app.run.measures == ["resemblance", "containment"] and "quilts" not in page
+    assert [app.run.by_id[d]["passed"] for d in ("p2", "p3")] == [["resemblance ≥ 0.63", "containment ≥ 0.96"]] * 2
+    assert "lsh, k=4: resemblance ≥ 0.63 or containment ≥ 0.96" in page and 'value="duplicate"' in page
+    assert app.label({"token": [app.token], "doc_id": ["p3"], "label": ["duplicate"]})[0] == 303
     assert sorted(kept + list(dropped)) == sorted(r["doc_id"] for r in docs.collect())
     assert spark.read.parquet(str(out / "kept")).columns == docs.columns  # a document table, usable as --input
     metrics = json.loads((out / "metrics.json").read_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sqlite3
 import urllib.error
 import urllib.request
@@ -442,3 +443,278 @@ def test_the_url_printed_at_startup_can_be_opened(host, url):
     from quiltdetect.review.server import base_url
 
     assert base_url(host, 8765) == url
+
+
+# ---- a near-duplicate run: dropped pages beside their kept pages (issue 73) ----------------------
+
+@pytest.fixture(scope="module")
+def nd_root(tmp_path_factory):
+    from review_run import make_neardup_run
+
+    return make_neardup_run(tmp_path_factory.mktemp("nd") / "run")
+
+
+@pytest.fixture()
+def nd_app(nd_root, tmp_path):
+    app = ReviewApp(Run.open(nd_root), LabelStore(tmp_path / "labels.sqlite"))
+    app.token = "t0ken"
+    return app
+
+
+def visible(page: str) -> str:
+    """The text a reader sees: the page without its tags (attribute values left out), one space
+    between words, the tool's name left out."""
+    import html
+
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", page)).replace("quiltdetect review", "").split())
+
+
+QUILT_WORDS = ("quilt", "patchfrac", "patch fraction", "sources", "attributed", "spam")
+
+
+def test_a_neardup_run_lists_its_dropped_pages_with_kept_pages_and_similarity(nd_app):
+    """Before: "N quilts" in the header, filters on patch fraction, sources and attribution, a
+    "similarity" column and a "kept pages" count of 1. Now: the dropped pages, each with the kept
+    page it duplicates, resemblance, containment and the part of the rule it passed."""
+    run = nd_app.run
+    assert run.kind == "neardup" and run.measures == ["resemblance", "containment"]
+    assert sorted(run.by_id) == [f"{x}-{i}" for x in "bc" for i in range(4)]
+    page = nd_app.list_page({})
+    shown = visible(page)
+    assert "8 dropped pages" in shown and not any(w in shown.lower() for w in QUILT_WORDS), shown
+    assert "lsh, k=4: resemblance ≥ 0.63 or containment ≥ 0.96" in shown
+    assert 'name="min_resemblance"' in page and 'name="min_containment"' in page and 'name="min_pf"' not in page
+    for head in ("dropped page", "kept page", "resemblance", "containment", "dropped by", "label"):
+        assert f"<th>{head}" in page
+    rows = re.findall(r"<tr><td class=\"num\">.*?</tr>", page)
+    assert len(rows) == 8
+    for row in rows:
+        doc_id = re.search(r'class="open-quilt"[^>]*>([^<]+)<', row).group(1)
+        r = run.by_id[doc_id]
+        assert f">{r['duplicate_of']}<" in row and f">{r['resemblance']:.3f}<" in row
+        assert f">{r['containment']:.3f}<" in row
+        rule = "containment ≥ 0.96" if doc_id.startswith("c") else "resemblance ≥ 0.63"
+        assert r["passed"] == [rule] and rule in visible(row)
+    assert "javascript:alert(1)" in shown and 'href="javascript' not in page  # a kept url, as text
+
+
+def test_neardup_filters_and_sorting_by_resemblance_and_containment(nd_app):
+    run = nd_app.run
+
+    def ids(**params) -> list[str]:
+        return [r["doc_id"] for r in run.select(ListQuery.parse({k: [v] for k, v in params.items()}), {})]
+
+    assert sorted(ids(min_containment="0.99")) == ["c-0", "c-1", "c-2", "c-3"]  # dropped by containment alone
+    high = ids(min_resemblance="0.7")
+    assert high and set(high) == {d for d, r in run.by_id.items() if r["resemblance"] >= 0.7}
+    by_containment = [run.by_id[d]["containment"] for d in ids(sort="containment", order="asc")]
+    assert by_containment == sorted(by_containment) and len(by_containment) == 8
+    by_resemblance = [run.by_id[d]["resemblance"] for d in ids()]  # the default: resemblance, descending
+    assert by_resemblance == sorted(by_resemblance, reverse=True)
+    assert ids(sort="patchfrac") == ids() and ids(sort="duplicate_of", order="asc")[:2] == ["b-0", "c-0"]
+    assert ids(q="short2") == ["c-2"] and ids(q="SITE3.example") == ["b-3", "c-3"]  # either page's url
+    assert ids(min_resemblance="nan") == ids(min_resemblance="inf") == ids(min_resemblance="x") == ids()
+    assert ids(sample="3", seed="5") == ids(sample="3", seed="5") and len(ids(sample="3", seed="5")) == 3
+    form = nd_app.list_page({"min_containment": ["0.99"], "sort": ["containment"]})
+    assert "4 dropped pages" in form and '<option value="containment" selected>' in form
+
+
+def test_a_dropped_page_is_shown_beside_its_kept_page_with_the_reason(nd_app):
+    status, page = nd_app.quilt_page({"id": ["b-0"]})
+    r = nd_app.run.by_id["b-0"]
+    assert status == 200
+    shown = visible(page)
+    assert "dropped as a near-duplicate of the kept page a-0 (kept in run 20260101T000000-review)" in shown
+    assert f"resemblance {r['resemblance']:.4g}" in shown and f"containment {r['containment']:.4g}" in shown
+    assert "passed resemblance ≥ 0.63" in shown and not any(w in shown.lower() for w in QUILT_WORDS), shown
+    buttons = re.findall(r'<button type="submit" name="label" value="(\w+)">', page)
+    assert buttons == ["duplicate", "not_duplicate", "undecided"]
+    assert "<kbd>d</kbd> duplicate · <kbd>n</kbd> not a duplicate · <kbd>u</kbd> undecided" in page
+    dropped = re.search(r'id="dropped-text">(.*?)</div>', page, re.S).group(1)
+    kept = re.search(r'id="kept-text">(.*?)</div>', page, re.S).group(1)
+    assert dropped.count("<mark") >= 2 and kept.count("<mark") >= 1  # the payload breaks the run in two
+    assert HOSTILE not in page and "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in dropped
+    assert "<mark" not in dropped.split("&lt;script&gt;")[1].split("&gt;")[0]  # the payload is not shared
+    assert page.count("<script") == 1
+    status, page = nd_app.quilt_page({"id": ["c-1"]})
+    assert "passed containment ≥ 0.96" in visible(page) and 'href="javascript' not in page
+    status, page = nd_app.quilt_page({"id": ["a-0"]})  # a kept page is not in the list
+    assert status == 404 and "No dropped page a-0" in page
+
+
+def test_neardup_labels_are_duplicate_or_not_and_quilt_labels_stay_quilt_labels(nd_app, tmp_path):
+    app = nd_app
+    ctx = "sort=doc_id&order=asc"
+    assert app.label({"token": ["t0ken"], "doc_id": ["b-0"], "label": ["duplicate"], "ctx": [ctx]}) == (
+        303, "/quilt?" + urlencode({"id": "b-1", "ctx": ctx}))
+    assert app.label({"token": ["t0ken"], "doc_id": ["b-1"], "label": ["not_duplicate"], "note": ["a template"]})[0] == 303
+    assert app.label({"token": ["t0ken"], "doc_id": ["b-2"], "label": ["spam"]})[0] == 400
+    assert app.label({"token": ["guess"], "doc_id": ["b-2"], "label": ["duplicate"]})[0] == 403
+    assert {d: v[:2] for d, v in app.store.of_run(app.run.key).items()} == {
+        "b-0": ("duplicate", ""), "b-1": ("not_duplicate", "a template")}
+    assert 'class="label-not_duplicate">not a duplicate<' in app.list_page({})
+    assert [r["doc_id"] for r in app.run.select(ListQuery.parse({"label": ["duplicate"]}), app.store.of_run(app.run.key))] == ["b-0"]
+    status, page = app.quilt_page({"id": ["b-1"]})
+    assert '<span id="current-label" class="label-not_duplicate">not a duplicate</span>' in page
+    quilts = ReviewApp(Run.open(make_run(tmp_path / "qrun")), app.store)
+    assert quilts.label({"token": [quilts.token], "doc_id": ["quilt-0"], "label": ["duplicate"]})[0] == 400
+    with pytest.raises(ValueError):
+        app.store.set(app.run.key, "b-2", "spam", kind="neardup")
+
+
+def test_an_older_labels_database_takes_near_duplicate_labels_and_keeps_its_rows(tmp_path):
+    """A database written before near-duplicate labels (its CHECK allows spam / not_spam /
+    undecided only) is widened when the first one is saved: same columns, same rows, and the
+    statements of the older tool still work on it."""
+    old_schema = ("CREATE TABLE IF NOT EXISTS labels (run TEXT NOT NULL, doc_id TEXT NOT NULL, label TEXT NOT NULL "
+                  "CHECK (label IN ('spam', 'not_spam', 'undecided')), note TEXT NOT NULL DEFAULT '', "
+                  "judged_at TEXT NOT NULL, PRIMARY KEY (run, doc_id))")
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(old_schema)
+        db.execute("INSERT INTO labels VALUES ('/runs/q', 'd1', 'spam', 'copied', '2025-01-01T00:00:00+00:00')")
+    db.close()
+    store = LabelStore(path)
+    store.set("/runs/nd", "x1", "duplicate", kind="neardup")
+    store.set("/runs/nd", "x2", "not_duplicate", "same template, other town", kind="neardup")
+    store.set("/runs/nd", "x3", "undecided", kind="neardup")
+    store.set("/runs/q", "d2", "not_spam")
+    assert store.of_run("/runs/q") == {"d1": ("spam", "copied", "2025-01-01T00:00:00+00:00"),
+                                       "d2": ("not_spam", "", store.of_run("/runs/q")["d2"][2])}
+    with sqlite3.connect(path) as db:
+        columns = [r[1] for r in db.execute("PRAGMA table_info(labels)")]
+        assert columns == ["run", "doc_id", "label", "note", "judged_at"]
+        db.execute(old_schema)  # the older tool opening it
+        db.execute("INSERT INTO labels VALUES ('/runs/q', 'd3', 'undecided', '', 'now')")
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute("INSERT INTO labels VALUES ('/runs/q', 'd4', 'ham', '', 'now')")
+    db.close()
+    near, quilt = store.summaries()  # by run
+    assert (quilt.run, quilt.spam, quilt.not_spam, quilt.undecided) == ("/runs/q", 1, 1, 1)
+    assert (near.run, near.duplicate, near.not_duplicate, near.undecided, near.judged) == ("/runs/nd", 1, 1, 1, 2)
+    assert near.precision == 0.5 and near.interval == wilson_interval(1, 2)
+
+
+def test_neardup_summary_is_the_precision_of_the_decisions_at_the_thresholds(nd_app):
+    app = nd_app
+    for doc_id, label in (("b-0", "duplicate"), ("b-1", "duplicate"), ("b-2", "not_duplicate"),
+                          ("c-0", "duplicate"), ("c-1", "not_duplicate"), ("c-2", "undecided")):
+        app.store.set(app.run.key, doc_id, label, kind="neardup")
+    app.store.set("/elsewhere/quilt-run", "q", "spam")
+    page = app.summary_page()
+    table = re.search(r'<table class="summary" id="precision">(.*?)</table>', page, re.S).group(1)
+    cells = re.findall(r"<td>(.*?)</td>", table)
+    low, high = wilson_interval(3, 5)
+    assert cells == [str(app.run.key), "lsh, k=4: resemblance ≥ 0.63 or containment ≥ 0.96", "5", "3", "2", "1",
+                     "60.0%", f"{100 * low:.1f}% – {100 * high:.1f}%"]
+    by = re.search(r'id="by-threshold">(.*?)</table>', page, re.S).group(1)
+    rows = [re.findall(r"<td>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", by)[1:]]
+    assert rows[0][:5] == ["resemblance ≥ 0.63", "4", "3", "2", "1"]  # b-0..b-3; b-3 unjudged
+    containment_only = rows[-1]
+    assert "(containment only)" in containment_only[0] and containment_only[1:6] == ["4", "2", "1", "1", "50.0%"]
+    assert "Judgments per run" in page and "/elsewhere/quilt-run" in page  # the quilt run keeps its Table 2
+
+
+def test_neardup_label_exports_carry_the_kept_page_and_similarity(nd_root, tmp_path, capsys, monkeypatch):
+    from quiltdetect.cli import main
+    from quiltdetect.review import server as server_module
+
+    db = tmp_path / "l.sqlite"
+    store = LabelStore(db)
+    store.set(str(nd_root.resolve()), "c-1", "not_duplicate", "=cmd|' /C calc'!A0", kind="neardup")
+    assert main(["review", "--run", str(nd_root), "--db", str(db), "--export", str(tmp_path / "l.csv")]) == 0
+    assert "wrote 1 labels" in capsys.readouterr().out
+    import csv
+
+    (row,) = csv.DictReader(io.StringIO((tmp_path / "l.csv").read_text(encoding="utf-8")))
+    assert list(row) == ["run", "doc_id", "url", "label", "note", "judged_at", "duplicate_of", "kept_url",
+                         "resemblance", "containment"]
+    assert (row["doc_id"], row["label"], row["duplicate_of"], row["kept_url"]) == (
+        "c-1", "not_duplicate", "a-1", "javascript:alert(1)")
+    assert row["note"].startswith("'=") and float(row["containment"]) == 1.0
+    assert main(["review", "--run", str(nd_root), "--db", str(db), "--export", str(tmp_path / "l.parquet")]) == 0
+    table = pq.read_table(tmp_path / "l.parquet")
+    assert table.schema.field("resemblance").type == "double" and table.to_pylist()[0]["duplicate_of"] == "a-1"
+
+    class Stub:
+        server_address = ("127.0.0.1", 9)
+
+        def serve_forever(self):
+            raise KeyboardInterrupt
+
+        def server_close(self):
+            pass
+
+    monkeypatch.setattr(server_module, "make_server", lambda *a, **k: Stub())
+    assert main(["review", "--run", str(nd_root), "--db", str(db)]) == 0
+    assert "quiltdetect review: 8 dropped pages of" in capsys.readouterr().out
+
+
+def test_a_neardup_run_over_http_is_escaped_under_the_strict_policy(nd_app):
+    server, base = serve_in_thread(nd_app)
+    try:
+        status, headers, body = fetch(base + "/quilt?" + urlencode({"id": "b-0"}))
+        assert status == 200 and headers["Content-Security-Policy"] == CSP
+        page = body.decode()
+        assert HOSTILE not in page and "<img src=x" not in page and page.count("<script") == 1
+        assert "copy?a=1&amp;b=&lt;2&gt;" in page and "<2>" not in page
+        status, _, _ = fetch(base + "/label", {"doc_id": "b-0", "label": "duplicate", "token": nd_app.token})
+        assert status == 303 and nd_app.store.of_run(nd_app.run.key)["b-0"][0] == "duplicate"
+        assert fetch(base + "/static/../labels.sqlite")[0] == 404
+        assert "duplicate" in fetch(base + "/summary")[2].decode()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_henzinger_run_shows_b_and_c_similarity_and_its_rule(nd_root, tmp_path):
+    """A run of Henzinger's combined algorithm carries B- and C-similarity (ints) in duplicate_of/:
+    the list, filters, sorting, reason and export follow them."""
+    import shutil
+
+    import pyarrow as pa
+
+    root = tmp_path / "combined"
+    shutil.copytree(nd_root, root)
+    rows = pq.read_table(root / "duplicate_of").to_pylist()
+    for i, r in enumerate(rows):
+        del r["resemblance"], r["containment"]
+        r["b_similarity"], r["c_similarity"] = 1 + i % 6, 328 + 7 * i
+    pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(
+        [(n, pa.string()) for n in ("doc_id", "duplicate_of", "kept_url", "kept_run")]
+        + [("b_similarity", pa.int32()), ("c_similarity", pa.int32())])), root / "duplicate_of" / "part-00000.parquet")
+    (root / "config.yaml").write_text("algorithm: combined\nk: 5\nb_threshold: 1\nc_threshold: 355\n"
+                                      "combined_c_threshold: 328\n", encoding="utf-8")
+    app = ReviewApp(Run.open(root), LabelStore(tmp_path / "l.sqlite"))
+    assert app.run.measures == ["b_similarity", "c_similarity"]
+    page = app.list_page({"min_c_similarity": ["350"], "sort": ["c_similarity"], "order": ["asc"]})
+    shown = visible(page)
+    assert "4 dropped pages" in shown and "combined, k=5: B ≥ 1 and C ≥ 328" in shown  # C 356, 363, 370, 377
+    assert "<th>B-similarity</th><th>C-similarity</th>" in page and "resemblance" not in shown
+    assert re.findall(r'<td class="num">(\d+)</td><td class="meta">', page) == ["356", "363", "370", "377"]
+    assert [r["c_similarity"] for r in app.run.select(ListQuery.parse({"sort": ["c_similarity"]}), {})] == sorted(
+        (r["c_similarity"] for r in rows), reverse=True)
+    assert app.run.by_id["b-0"]["passed"] == ["B ≥ 1", "C ≥ 328"]
+    status, page = app.quilt_page({"id": ["b-0"]})
+    assert status == 200 and "B-similarity 1 · C-similarity 328 · passed B ≥ 1 and C ≥ 328" in visible(page)
+    app.store.set(app.run.key, "b-0", "duplicate", kind="neardup")
+    assert 'id="by-threshold"' not in app.summary_page() and "100.0%" in app.summary_page()
+    table = pq.read_table(io.BytesIO(app.export_parquet()))
+    assert table.column_names[-2:] == ["b_similarity", "c_similarity"] and table.to_pylist()[0]["c_similarity"] == 328
+
+
+def test_a_neardup_run_that_dropped_nothing_opens(nd_root, tmp_path, capsys):
+    """Before: a run without near-duplicates (duplicate_of/ with no rows) stopped the tool with
+    pyarrow's "Array type doesn't match type of values set: string vs null"."""
+    import shutil
+
+    from quiltdetect.cli import main
+
+    root = tmp_path / "none"
+    shutil.copytree(nd_root, root)
+    table = pq.read_table(root / "duplicate_of")
+    pq.write_table(table.slice(0, 0), root / "duplicate_of" / "part-00000.parquet")
+    app = ReviewApp(Run.open(root), LabelStore(tmp_path / "l.sqlite"))
+    assert "0 dropped pages" in app.list_page({}) and 'id="precision"' in app.summary_page()
+    assert main(["review", "--run", str(root), "--db", str(tmp_path / "l.sqlite"), "--export", str(tmp_path / "x.csv")]) == 0
+    assert "wrote 0 labels" in capsys.readouterr().out

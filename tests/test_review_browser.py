@@ -2,7 +2,8 @@
 
 Opens the list, draws a sample, opens a quilt, checks the highlighted patches, labels it by
 keyboard, reloads and sees the label kept, and checks that a page's <script> and onerror
-payload is shown as text and never runs. Screenshots go to the test's tmp directory (and to
+payload is shown as text and never runs; and for a near-duplicate run, a dropped page beside its
+kept page, labelled a duplicate by keyboard. Screenshots go to the test's tmp directory (and to
 $REVIEW_SCREENSHOTS when set, which is how docs/review-screenshot.png was made).
 """
 
@@ -13,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from review_run import HOSTILE, make_run
+from review_run import HOSTILE, make_neardup_run, make_run
 
 from quiltdetect.review.data import Run
 from quiltdetect.review.labels import LabelStore
@@ -118,6 +119,40 @@ def test_judging_session_in_chromium(browser, tmp_path):
         cells = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#summary tbody tr td")]
         assert cells[1:5] == ["1", "0", "1", "0"] and cells[5] == "0.0%"
         assert app.store.of_run(run.key)["quilt-0"][0] == "not_spam"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_judging_dropped_pages_in_chromium(browser, tmp_path):
+    """A near-duplicate run: the list of dropped pages, one beside its kept page (shared shingles
+    marked in both, the payload inert), labelled a duplicate with `d`, and the precision."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    run = Run.open(make_neardup_run(tmp_path / "nd"))
+    app = ReviewApp(run, LabelStore(tmp_path / "labels.sqlite"))
+    server, base = serve_in_thread(app)
+    try:
+        browser.get(base + "/?sort=doc_id&order=asc")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#dropped tbody tr")) == len(run.quilts) == 8
+        assert "8 dropped pages" in browser.find_element(By.TAG_NAME, "body").text
+        browser.find_element(By.LINK_TEXT, "b-0").click()
+        assert browser.execute_script("return window.__pwned === undefined")
+        assert HOSTILE.split(" <img")[0] in browser.find_element(By.ID, "dropped-text").text
+        for side in ("dropped-text", "kept-text"):
+            marks = browser.find_elements(By.CSS_SELECTOR, f"#{side} mark")
+            assert marks and {m.value_of_css_property("background-color") for m in marks} == {"rgba(255, 216, 168, 1)"}
+        shot(browser, tmp_path, "dropped-page")
+        page_url = browser.current_url
+        browser.find_element(By.TAG_NAME, "body").send_keys("d")
+        WebDriverWait(browser, 30).until(lambda d: "id=b-1" in d.current_url)
+        browser.get(page_url)
+        assert browser.find_element(By.ID, "current-label").text == "duplicate"
+        browser.get(base + "/summary")
+        cells = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#precision tbody tr td")]
+        assert cells[2:7] == ["1", "1", "0", "0", "100.0%"]
+        assert app.store.of_run(run.key)["b-0"][0] == "duplicate"
     finally:
         server.shutdown()
         server.server_close()

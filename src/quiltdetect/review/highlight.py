@@ -124,6 +124,8 @@ class SourceMatch:
     segments: list[tuple[str, int]]
     recomputed: int  # distinct grams of the quilt found in this source
     first: int  # distinct grams of the quilt coloured by this source (first in pick order)
+    covered_words: int = 0  # words of the source in a gram it shares with the quilt
+    n_words: int = 0
 
 
 @dataclass
@@ -153,6 +155,7 @@ def highlight(text: str, source_texts: list[str], k: int) -> Highlight:
         s_colour = np.where(np.isin(s_grams, quilt_set), rank, NONE).astype(np.int64)
         s_words = word_colours(s_colour, len(s_tokens), k)
         matches.append(SourceMatch(segments(source_text or "", s_spans, s_words),
-                                   int(np.unique(grams[in_source]).shape[0]), int(first)))
+                                   int(np.unique(grams[in_source]).shape[0]), int(first),
+                                   int((s_words != NONE).sum()), len(s_tokens)))
     colours = word_colours(gram_colour, len(tokens), k)
     return Highlight(segments(text or "", spans, colours), matches, int((colours != NONE).sum()), len(tokens))

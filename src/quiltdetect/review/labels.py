@@ -1,7 +1,12 @@
-"""Judgments of quilts (spam / not spam / undecided, with a note) in SQLite, and Table 2.
+"""Judgments in SQLite, with a note: of quilts (spam / not spam / undecided) and Table 2, and of
+a near-duplicate run's dropped pages (duplicate / not a duplicate / undecided) and the precision
+of its decisions.
 
 Every statement is parameterised. One database can hold the labels of several runs: a
-label is keyed by (run, doc_id), where run is the run directory's resolved path.
+label is keyed by (run, doc_id), where run is the run directory's resolved path, and a run's
+kind (``quilts`` or ``neardup``) is kept in the ``runs`` table beside ``labels``. A database
+written before near-duplicate labels existed is widened the first time one is saved (the
+``labels`` table rebuilt with the same columns and rows; ``runs`` created).
 """
 
 from __future__ import annotations
@@ -14,15 +19,26 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-LABELS = ("spam", "not_spam", "undecided")
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS labels (
+# The labels of each kind of run: a quilt is spam or not; a dropped page is a duplicate of the
+# page kept in its place or not.
+LABEL_KINDS = {"quilts": ("spam", "not_spam", "undecided"), "neardup": ("duplicate", "not_duplicate", "undecided")}
+LABELS = LABEL_KINDS["quilts"]
+ALL_LABELS = ("spam", "not_spam", "duplicate", "not_duplicate", "undecided")
+_TABLE = """
+CREATE TABLE IF NOT EXISTS {name} (
     run TEXT NOT NULL,
     doc_id TEXT NOT NULL,
-    label TEXT NOT NULL CHECK (label IN ('spam', 'not_spam', 'undecided')),
+    label TEXT NOT NULL CHECK (label IN ({labels})),
     note TEXT NOT NULL DEFAULT '',
     judged_at TEXT NOT NULL,
     PRIMARY KEY (run, doc_id)
+)
+"""
+SCHEMA = _TABLE.format(name="labels", labels=", ".join(f"'{v}'" for v in ALL_LABELS))
+RUNS = """
+CREATE TABLE IF NOT EXISTS runs (
+    run TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('quilts', 'neardup'))
 )
 """
 
@@ -61,12 +77,37 @@ class RunSummary:
         return wilson_interval(self.spam, self.judged)
 
 
+@dataclass(frozen=True)
+class DuplicateSummary:
+    """A near-duplicate run's judged dropped pages: the precision of its decisions and its 95%
+    interval (the share of dropped pages judged duplicates of their kept pages)."""
+
+    run: str
+    duplicate: int
+    not_duplicate: int
+    undecided: int
+
+    @property
+    def judged(self) -> int:
+        """Pages labelled duplicate or not a duplicate (undecided ones are left out)."""
+        return self.duplicate + self.not_duplicate
+
+    @property
+    def precision(self) -> float | None:
+        return self.duplicate / self.judged if self.judged else None
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.duplicate, self.judged)
+
+
 class LabelStore:
     """The labels database; a short-lived connection per call, so any thread may use it."""
 
     def __init__(self, path: str | Path, timeout: float = 10.0):
         self.path = str(path)
         self.timeout = timeout  # seconds a write waits for another program's lock before it fails
+        self._widened = False
         with self._connect() as db:
             db.execute(SCHEMA)
 
@@ -79,10 +120,39 @@ class LabelStore:
         finally:
             db.close()
 
-    def set(self, run: str, doc_id: str, label: str, note: str = "") -> None:
-        """Record (or replace) the judgment of one quilt."""
-        if label not in LABELS:
-            raise ValueError(f"label must be one of {LABELS}, got {label!r}")
+    def _widen(self) -> None:
+        """Let the ``labels`` table hold every kind's labels and create ``runs``: a database made
+        before near-duplicate labels has a CHECK that allows the quilt labels only, which SQLite
+        cannot alter, so the table is rebuilt (same columns, same rows) in one transaction."""
+        if self._widened:
+            return
+        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(RUNS)
+                (sql,) = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'labels'").fetchone()
+                if "'duplicate'" not in sql:
+                    db.execute(_TABLE.format(name="labels_widened", labels=", ".join(f"'{v}'" for v in ALL_LABELS)))
+                    db.execute("INSERT INTO labels_widened (run, doc_id, label, note, judged_at) "
+                               "SELECT run, doc_id, label, note, judged_at FROM labels")
+                    db.execute("DROP TABLE labels")
+                    db.execute("ALTER TABLE labels_widened RENAME TO labels")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        finally:
+            db.close()
+        self._widened = True
+
+    def set(self, run: str, doc_id: str, label: str, note: str = "", kind: str = "quilts") -> None:
+        """Record (or replace) the judgment of one page of a run of ``kind`` (quilts, neardup)."""
+        allowed = LABEL_KINDS.get(kind, ())
+        if label not in allowed:
+            raise ValueError(f"label must be one of {allowed}, got {label!r}")
+        if kind != "quilts":
+            self._widen()
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with self._connect() as db:
             db.execute(
@@ -91,6 +161,9 @@ class LabelStore:
                 "judged_at = excluded.judged_at",
                 (run, doc_id, label, note, now),
             )
+            if kind != "quilts":
+                db.execute("INSERT INTO runs (run, kind) VALUES (?, ?) ON CONFLICT (run) DO UPDATE SET "
+                           "kind = excluded.kind", (run, kind))
 
     def of_run(self, run: str) -> dict[str, tuple[str, str, str]]:
         """doc_id -> (label, note, judged_at) for one run."""
@@ -98,11 +171,20 @@ class LabelStore:
             rows = db.execute("SELECT doc_id, label, note, judged_at FROM labels WHERE run = ?", (run,)).fetchall()
         return {d: (label, note, at) for d, label, note, at in rows}
 
-    def summaries(self) -> list[RunSummary]:
-        """Table 2: one row per run in the database."""
+    def summaries(self) -> list[RunSummary | DuplicateSummary]:
+        """One row per run in the database: Table 2 for a quilt run, the precision of its
+        decisions for a near-duplicate run (a run whose kind was not recorded is a quilt run)."""
         with self._connect() as db:
+            has_runs = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone()
+            kinds = dict(db.execute("SELECT run, kind FROM runs").fetchall()) if has_runs else {}
             rows = db.execute(
-                "SELECT run, SUM(label = 'spam'), SUM(label = 'not_spam'), SUM(label = 'undecided') "
-                "FROM labels GROUP BY run ORDER BY run"
+                "SELECT run, SUM(label = 'spam'), SUM(label = 'not_spam'), SUM(label = 'duplicate'), "
+                "SUM(label = 'not_duplicate'), SUM(label = 'undecided') FROM labels GROUP BY run ORDER BY run"
             ).fetchall()
-        return [RunSummary(r, int(s or 0), int(n or 0), int(u or 0)) for r, s, n, u in rows]
+        out: list[RunSummary | DuplicateSummary] = []
+        for run, spam, not_spam, dup, not_dup, undecided in rows:
+            if kinds.get(run) == "neardup":
+                out.append(DuplicateSummary(run, int(dup or 0), int(not_dup or 0), int(undecided or 0)))
+            else:
+                out.append(RunSummary(run, int(spam or 0), int(not_spam or 0), int(undecided or 0)))
+        return out

@@ -13,11 +13,9 @@ the names given with ``--allow-host``; never "any"), which defeats DNS rebinding
 
 from __future__ import annotations
 
-import html
 import io
 import ipaddress
 import logging
-import re
 import secrets
 import socket
 import sqlite3
@@ -30,74 +28,23 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from quiltdetect.common.csvsafe import csv_bytes
+from quiltdetect.review import duplicates
 from quiltdetect.review.data import PAGE_SIZE, ListQuery, Run
-from quiltdetect.review.highlight import NONE, highlight
-from quiltdetect.review.labels import LABELS, LabelStore
+from quiltdetect.review.highlight import highlight
+from quiltdetect.review.labels import LABEL_KINDS, DuplicateSummary, LabelStore, RunSummary
+from quiltdetect.review.markup import N_COLOURS, e, link, render_segments, shown_url
+
+__all__ = ["CSP", "ReviewApp", "Handler", "allowed_hosts", "base_url", "link", "make_server", "render_segments",
+           "serve_in_thread", "shown_url"]
 
 log = logging.getLogger(__name__)
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
 STATIC = {"review.js": "text/javascript; charset=utf-8", "review.css": "text/css; charset=utf-8"}
-LABEL_NAMES = {"spam": "spam", "not_spam": "not spam", "undecided": "undecided"}
-N_COLOURS = 12
+LABEL_NAMES = {"spam": "spam", "not_spam": "not spam", "duplicate": "duplicate", "not_duplicate": "not a duplicate",
+               "undecided": "undecided"}
 MAX_BODY = 1_000_000  # bytes of a POST body (a label form is a few hundred)
-e = html.escape
-
-
-# Characters that reorder or hide the text around them (bidirectional controls, zero-width
-# characters): in a URL they only serve to make it read as another (a right-to-left override
-# turns "evil.com/moc.knab" into what looks like "bank.com..."). Shown as their code points.
-_DECEPTIVE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-
-
-def shown_url(url: str) -> str:
-    """A URL as text a judge can trust: escaped, every deceptive character as ``<U+202E>``."""
-    return e(_DECEPTIVE.sub(lambda m: f"<U+{ord(m.group()):04X}>", url))
-
-
-def link(url: str | None) -> str:
-    """A crawled URL: a link when it is http(s), plain escaped text otherwise."""
-    if not url:
-        return ""
-    if urlsplit(url).scheme.lower() in ("http", "https"):
-        return (f'<a class="url" href="{e(url)}" rel="noopener noreferrer nofollow" target="_blank">'
-                f"{shown_url(url)}</a>")
-    return f'<span class="url">{shown_url(url)}</span>'
-
-
-def render_segments(segments: list[tuple[str, int]]) -> str:
-    """Text runs as escaped text; a source's run inside <mark class="cN">."""
-    out = []
-    for piece, colour in segments:
-        if colour == NONE:
-            out.append(e(piece))
-        else:
-            out.append(f'<mark class="c{colour % N_COLOURS}" title="source {colour + 1}">{e(piece)}</mark>')
-    return "".join(out)
-
-
-def duplicate_body(page: dict[str, Any], marked: Any) -> str:
-    """A dropped page beside the kept page it near-duplicates, their shared k-word shingles
-    highlighted in both, and the reason (the pair's verified similarity) above."""
-    reason = page["reason"]
-    kept = page["sources"][0]
-    measures = " · ".join(f"{name.replace('_', ' ')} <b>{reason[name]:.4g}</b>" for name in
-                          ("resemblance", "containment", "b_similarity", "c_similarity") if reason.get(name) is not None)
-    match = marked.sources[0]
-    head = (
-        f'<h2 class="url">{link(page["url"])}</h2>'
-        f'<p class="meta">doc_id {e(page["doc_id"])} · dropped as a near-duplicate of the kept page '
-        f'{e(kept["doc_id"])} · {measures} · {marked.covered_words} of {marked.n_words} words in shared '
-        "shingles</p>"
-    )
-    item = (
-        f'<details class="source" id="source-1" open><summary><span class="swatch c0"></span>kept: '
-        f'{link(kept["url"])}</summary><p class="meta">doc_id {e(kept["doc_id"])} · kept in run '
-        f'{e(str(reason.get("kept_run") or ""))}</p><div class="text">{render_segments(match.segments)}</div></details>'
-    )
-    return (f'{head}<div class="layout"><div><div class="text" id="quilt-text">{render_segments(marked.segments)}'
-            f'</div></div><div class="sources"><h3>the kept page</h3>{item}</div></div>')
 
 
 class ReviewApp:
@@ -112,15 +59,19 @@ class ReviewApp:
     # ---- pages -------------------------------------------------------------------------
     def page(self, title: str, body: str) -> str:
         cfg = self.run.config
-        params = ", ".join(f"{n}={e(str(cfg[n]))}" for n in ("k", "m", "c", "theta", "foreign", "phi") if n in cfg)
+        if self.run.kind == "quilts":
+            params = ", ".join(f"{n}={e(str(cfg[n]))}" for n in ("k", "m", "c", "theta", "foreign", "phi") if n in cfg)
+        else:
+            params = e(duplicates.rule_text(cfg))
+        noun = self.run.noun
         return (
             "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{e(title)} · quiltdetect review</title>"
             '<link rel="stylesheet" href="/static/review.css"><script src="/static/review.js" defer></script>'
             "</head><body><header><h1>quiltdetect review</h1><nav>"
-            '<a href="/">quilts</a><a href="/summary">summary</a>'
+            f'<a href="/">{noun}</a><a href="/summary">summary</a>'
             '<a href="/export.csv">labels.csv</a><a href="/export.parquet">labels.parquet</a></nav>'
-            f'<span class="meta">{e(str(self.run.path))} ({params}) · {len(self.run.quilts)} quilts</span>'
+            f'<span class="meta">{e(str(self.run.path))} ({params}) · {len(self.run.quilts)} {noun}</span>'
             f"</header>{body}</body></html>"
         )
 
@@ -132,6 +83,8 @@ class ReviewApp:
         start = (query.page - 1) * PAGE_SIZE
         shown = rows[start : start + PAGE_SIZE]
         ctx = urlencode(query.params())
+        if self.run.kind == "neardup":
+            return self._dropped_list(query, labels, total, start, shown, ctx)
 
         def sel(name: str, value: str, current: str, text: str) -> str:
             chosen = " selected" if value == current else ""
@@ -158,8 +111,7 @@ class ReviewApp:
             f'<label>seed<input name="seed" size="6" value="{e(str(query.seed))}"></label>'
             '<button type="submit">apply</button><a href="/">reset</a></form>'
         )
-        noun, score, many = (("quilts", "patchfrac", "sources") if self.run.kind == "quilts"
-                             else ("dropped pages", "similarity", "kept pages"))
+        noun, score, many = "quilts", "patchfrac", "sources"
         what = (f"a uniform random sample of {total} {noun} (seed {query.seed})" if query.sample
                 else f"{total} {noun}")
         body_rows = []
@@ -174,14 +126,7 @@ class ReviewApp:
                 f'<td class="num">{r["n_attributed_sources"] if r["attributed"] else ""}</td>'
                 f'<td class="label-{e(label)}">{e(LABEL_NAMES.get(label, ""))}</td></tr>'
             )
-        pages = ""
-        if total > PAGE_SIZE:
-            last = (total - 1) // PAGE_SIZE + 1
-            parts = []
-            for p in range(1, last + 1):
-                cls = ' class="current"' if p == query.page else ""
-                parts.append(f'<a{cls} href="/?{e(urlencode(query.params(page=p)))}">{p}</a>')
-            pages = "<p>pages: " + " ".join(parts) + "</p>"
+        pages = self._pages(query, total)
         table = (
             '<table class="list" id="quilts"><thead><tr><th>#</th><th>doc_id</th><th>url</th>'
             f"<th>{score}</th><th>{many}</th><th>attributed</th><th>label</th></tr></thead><tbody>"
@@ -190,11 +135,34 @@ class ReviewApp:
         keys = '<p class="keys"><kbd>o</kbd> open the first one</p>'
         return self.page(noun, f"{form}<p>{e(what)}</p>{keys}{table}{pages}")
 
+    def _pages(self, query: ListQuery, total: int) -> str:
+        """Links to the list's pages when it has more than one."""
+        if total <= PAGE_SIZE:
+            return ""
+        last = (total - 1) // PAGE_SIZE + 1
+        parts = []
+        for p in range(1, last + 1):
+            cls = ' class="current"' if p == query.page else ""
+            parts.append(f'<a{cls} href="/?{e(urlencode(query.params(page=p)))}">{p}</a>')
+        return "<p>pages: " + " ".join(parts) + "</p>"
+
+    def _dropped_list(self, query: ListQuery, labels: dict[str, tuple[str, str, str]], total: int, start: int,
+                      shown: list[dict[str, Any]], ctx: str) -> str:
+        """A near-duplicate run's list: its dropped pages with their kept pages and similarity."""
+        noun = self.run.noun
+        what = (f"a uniform random sample of {total} {noun} (seed {query.seed})" if query.sample
+                else f"{total} {noun}")
+        table = duplicates.list_table(self.run, shown, start + 1, labels, ctx, LABEL_NAMES)
+        keys = '<p class="keys"><kbd>o</kbd> open the first one</p>'
+        return self.page(noun, f"{duplicates.filter_form(self.run, query)}<p>{e(what)}</p>{keys}{table}"
+                               f"{self._pages(query, total)}")
+
     def quilt_page(self, params: dict[str, list[str]]) -> tuple[int, str]:
         doc_id = (params.get("id") or [""])[0]
         quilt = self.run.by_id.get(doc_id)
         if quilt is None:
-            return HTTPStatus.NOT_FOUND, self.page("not found", f"<p>No quilt {e(doc_id)} in this run.</p>")
+            what = "quilt" if self.run.kind == "quilts" else "dropped page"
+            return HTTPStatus.NOT_FOUND, self.page("not found", f"<p>No {what} {e(doc_id)} in this run.</p>")
         ctx = (params.get("ctx") or [""])[0]
         labels = self.store.of_run(self.run.key)
         order = self.run.select(ListQuery.parse(parse_qs(ctx)), labels)
@@ -219,10 +187,12 @@ class ReviewApp:
         current = (f'<span id="current-label" class="label-{e(label)}">{e(LABEL_NAMES[label])}</span>'
                    f' <span class="meta">{e(judged_at)}</span>' if label
                    else '<span id="current-label">unlabelled</span>')
+        kinds = LABEL_KINDS[self.run.kind]
         buttons = "".join(
             f'<button type="submit" name="label" value="{v}">{e(LABEL_NAMES[v])} (<kbd>{v[0]}</kbd>)</button>'
-            for v in LABELS
+            for v in kinds
         )
+        keys = " · ".join(f"<kbd>{v[0]}</kbd> {e(LABEL_NAMES[v])}" for v in kinds)
         judge = (
             '<form class="judge" method="post" action="/label">'
             f'<input type="hidden" name="token" value="{e(self.token)}">'
@@ -231,12 +201,14 @@ class ReviewApp:
             f'<div>{" · ".join(nav)} <span class="meta">({e(position)})</span> — label: {current}</div>'
             f'<textarea name="note" placeholder="note (e to edit, Esc to leave)">{e(note)}</textarea>'
             f"<div>{buttons}</div>"
-            '<p class="keys"><kbd>s</kbd> spam · <kbd>n</kbd> not spam · <kbd>u</kbd> undecided (each saves and '
+            f'<p class="keys">{keys} (each saves and '
             "moves on) · <kbd>j</kbd>/<kbd>→</kbd> next · <kbd>k</kbd>/<kbd>←</kbd> previous · <kbd>e</kbd> note"
             " · <kbd>l</kbd> list</p></form>"
         )
         if self.run.kind == "neardup":
-            return HTTPStatus.OK, self.page(quilt["url"] or doc_id, judge + duplicate_body(quilt, marked))
+            kept = texts.get(sources[0]["doc_id"])
+            body = duplicates.page_body(self.run, quilt, marked, kept and kept.get("text"))
+            return HTTPStatus.OK, self.page(quilt["url"] or doc_id, judge + body)
         attributed = (f", links to {quilt['n_attributed_sources']} of its sources (attributed)"
                       if quilt["attributed"] else "")
         head = (
@@ -265,8 +237,15 @@ class ReviewApp:
         return HTTPStatus.OK, self.page(quilt["url"] or doc_id, body)
 
     def summary_page(self) -> str:
+        summaries = self.store.summaries()
+        found = [s for s in summaries if isinstance(s, DuplicateSummary)]
+        near = (duplicates.summary_section(self.run, found, self.store.of_run(self.run.key))
+                if found or self.run.kind == "neardup" else "")
+        quilt_runs = [s for s in summaries if isinstance(s, RunSummary)]
+        if self.run.kind == "neardup" and not quilt_runs:
+            return self.page("summary", near)
         rows = []
-        for s in self.store.summaries():
+        for s in quilt_runs:
             share = "" if s.spam_share is None else f"{100 * s.spam_share:.1f}%"
             low, high = s.interval
             ci = "" if s.spam_share is None else f"{100 * low:.1f}% – {100 * high:.1f}%"
@@ -279,13 +258,24 @@ class ReviewApp:
         note = ("<p>Table 2 of the paper: the share of judged quilts (spam or not spam; undecided ones left out) "
                 "that are spam, with a Wilson score 95% confidence interval. Judge a uniform sample (list page: "
                 "sample N, seed) for an unbiased estimate.</p>")
-        return self.page("summary", f"<h2>Judgments per run</h2>{note}{table}")
+        return self.page("summary", f"<h2>Judgments per run</h2>{note}{table}{near}")
 
     # ---- exports -----------------------------------------------------------------------
+    def export_fields(self) -> list[str]:
+        """The columns of the label export: a quilt's patch fraction, sources and attribution, or a
+        dropped page's kept page and similarity."""
+        if self.run.kind == "neardup":
+            return duplicates.export_fields(self.run)
+        return ["run", "doc_id", "url", "label", "note", "judged_at", "patchfrac", "n_sources", "attributed"]
+
     def export_rows(self) -> list[dict[str, Any]]:
         out = []
         for doc_id, (label, note, at) in sorted(self.store.of_run(self.run.key).items()):
             q = self.run.by_id.get(doc_id, {})
+            if self.run.kind == "neardup":
+                out.append({"run": self.run.key, "doc_id": doc_id, "url": q.get("url"), "label": label,
+                            "note": note, "judged_at": at, **{f: q.get(f) for f in self.export_fields()[6:]}})
+                continue
             out.append({"run": self.run.key, "doc_id": doc_id, "url": q.get("url"), "label": label, "note": note,
                         "judged_at": at, "patchfrac": q.get("patchfrac"), "n_sources": q.get("n_sources"),
                         "attributed": q.get("attributed")})
@@ -293,16 +283,16 @@ class ReviewApp:
 
     def export_csv(self) -> bytes:
         """The labels as CSV; a text cell a spreadsheet would run gets a leading ' (common/csvsafe.py)."""
-        fields = ["run", "doc_id", "url", "label", "note", "judged_at", "patchfrac", "n_sources", "attributed"]
-        return csv_bytes(self.export_rows(), fields)
+        return csv_bytes(self.export_rows(), self.export_fields())
 
     def export_parquet(self) -> bytes:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        schema = pa.schema([("run", pa.string()), ("doc_id", pa.string()), ("url", pa.string()),
-                            ("label", pa.string()), ("note", pa.string()), ("judged_at", pa.string()),
-                            ("patchfrac", pa.float64()), ("n_sources", pa.int32()), ("attributed", pa.bool_())])
+        types = {"patchfrac": pa.float64(), "n_sources": pa.int32(), "attributed": pa.bool_(),
+                 "resemblance": pa.float64(), "containment": pa.float64(), "b_similarity": pa.int32(),
+                 "c_similarity": pa.int32()}
+        schema = pa.schema([(name, types.get(name, pa.string())) for name in self.export_fields()])
         buf = io.BytesIO()
         pq.write_table(pa.Table.from_pylist(self.export_rows(), schema=schema), buf)
         return buf.getvalue()
@@ -316,9 +306,9 @@ class ReviewApp:
         if not secrets.compare_digest(one("token"), self.token):
             return HTTPStatus.FORBIDDEN, ""
         doc_id, label, ctx = one("doc_id"), one("label"), one("ctx")
-        if doc_id not in self.run.by_id or label not in LABELS:
+        if doc_id not in self.run.by_id or label not in LABEL_KINDS[self.run.kind]:
             return HTTPStatus.BAD_REQUEST, ""
-        self.store.set(self.run.key, doc_id, label, one("note")[:10_000])
+        self.store.set(self.run.key, doc_id, label, one("note")[:10_000], kind=self.run.kind)
         ids = [r["doc_id"] for r in self.run.select(ListQuery.parse(parse_qs(ctx)), self.store.of_run(self.run.key))]
         after = ids[ids.index(doc_id) + 1] if doc_id in ids and ids.index(doc_id) + 1 < len(ids) else doc_id
         return HTTPStatus.SEE_OTHER, "/quilt?" + urlencode({"id": after, "ctx": ctx})

@@ -1,5 +1,5 @@
-// Keyboard shortcuts of the judging page. Served as a static file: the page's CSP allows
-// no inline script, and crawled text is never turned into markup.
+// Keyboard shortcuts of the judging page (a quilt: s n u; a dropped page: d n u). Served as a
+// static file: the page's CSP allows no inline script, and crawled text is never turned into markup.
 (function () {
   "use strict";
   function click(selector) {
@@ -15,7 +15,9 @@
     var handled = false;
     switch (event.key) {
       case "s": handled = click("button[name=label][value=spam]"); break;
-      case "n": handled = click("button[name=label][value=not_spam]"); break;
+      case "n": handled = click("button[name=label][value=not_spam]") ||
+        click("button[name=label][value=not_duplicate]"); break;
+      case "d": handled = click("button[name=label][value=duplicate]"); break;
       case "u": handled = click("button[name=label][value=undecided]"); break;
       case "j": case "ArrowRight": handled = click("a#next"); break;
       case "k": case "ArrowLeft": handled = click("a#prev"); break;
