@@ -36,7 +36,8 @@ def add_io_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--master", help="Spark master for the console command (default local[*])")
 
 
-IO_OPTIONS = ("inputs", "input_format", "output", "overwrite", "id_col", "url_col", "text_col", "ip_col")  # on every command
+# on every command that reads inputs
+IO_OPTIONS = ("inputs", "input_format", "output", "overwrite", "id_col", "url_col", "text_col", "ip_col", "date_col")
 
 
 def config_files(args: argparse.Namespace) -> dict[str, Any]:
