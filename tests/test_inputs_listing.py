@@ -234,3 +234,27 @@ def test_each_file_takes_the_rank_of_the_first_input_that_names_it(tmp_path):
     assert [(Path(f.path).name, f.rank) for f in files] == [("b.warc.gz", 1), ("a.warc.gz", 0)]
     again = resolve_inputs(None, [str(early), str(tmp_path)], None)
     assert {Path(f.path).name: f.rank for f in again} == {"b.warc.gz": 0, "a.warc.gz": 1}
+
+
+def test_an_empty_directory_is_an_input_of_no_files_and_a_missing_path_still_fails(tmp_path):
+    """Issue 73: an existing directory holding no file (or only hidden names and Spark's table
+    metadata, as a job that wrote no rows leaves) is an input of no documents, as a scheduled
+    crawl's empty day is: no error. A path that does not exist, a glob that matches nothing and
+    a directory of files that are left out for another reason still fail at once."""
+    empty, spark_left = tmp_path / "2026-01-05", tmp_path / "2026-01-06"
+    empty.mkdir()
+    spark_left.mkdir()
+    (spark_left / "_SUCCESS").write_text("")
+    (spark_left / ".part-0.crc").write_bytes(b"")
+    found = resolve_inputs(None, [str(empty), str(spark_left)], None)
+    assert list(found) == [] and found.taken_as == {str(empty): ("path", 0), str(spark_left): ("path", 0)}
+    assert {Path(p).name: why for p, why in found.skipped} == {"_SUCCESS": "table metadata",
+                                                               ".part-0.crc": "table metadata"}
+    assert list(resolve_inputs(None, [str(tmp_path / "2026-01-0*")], None)) == []  # a glob of empty days
+    with pytest.raises(ConfigError, match=r"--input \S+/2026-01-07: no such file"):
+        resolve_inputs(None, [str(tmp_path / "2026-01-07")], None)
+    with pytest.raises(ConfigError, match="no such file, or no files match"):
+        resolve_inputs(None, [str(empty / "*.warc.gz")], None)
+    (empty / "README.txt").write_text("not a crawl")
+    with pytest.raises(ConfigError, match=r"no file to read \(1 left out: 1 unknown format\)"):
+        resolve_inputs(None, [str(empty)], None)

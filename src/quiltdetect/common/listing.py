@@ -36,11 +36,14 @@ TABLE_METADATA = "table metadata"
 @dataclass
 class Listing:
     """The files an input names (absolute paths, sorted), the entries left out with their
-    reason, and how the input was taken: ``path`` (it exists) or ``glob``."""
+    reason, how the input was taken: ``path`` (it exists) or ``glob``, and whether it named
+    anything at all (``found``: an existing path, or a glob that matched; an empty directory is
+    found and holds no file)."""
 
     files: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     taken_as: str = "path"
+    found: bool = False
 
 
 def is_hidden(name: str) -> bool:
@@ -70,6 +73,7 @@ def list_local(pattern: str) -> Listing:
         matches = sorted(glob.glob(_escaped_prefix(pattern), recursive=True))
     else:
         return listing
+    listing.found = bool(matches)
     seen_files: dict[tuple[int, int], str] = {}
     seen_dirs: set[tuple[int, int]] = set()
     for match in matches:  # a path named as it is is read even if its name is hidden; a glob's matches are not

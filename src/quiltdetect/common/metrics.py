@@ -81,7 +81,27 @@ class RunMetrics:
             lines.append(f"left out: {len(self.skipped_files):,} files ("
                          + ", ".join(f"{reason} {n:,}" for reason, n in sorted(counts.items()))
                          + "; each named in metrics.json, skipped_files)")
-        return lines
+        note = no_documents_note(self.stages.get("ingest") or {})
+        return [*lines, note] if note else lines
+
+
+def no_documents_note(ingest: dict[str, Any]) -> str | None:
+    """The line a run that read no (new) document prints, saying why: its inputs hold none (an
+    empty segment: the run is complete all the same), none of its files could be read, or every
+    record was skipped. None when it read documents."""
+    update = "new_documents" in ingest
+    if not ingest or ingest.get("new_documents" if update else "documents", 1) or ingest.get("already_seen"):
+        return None
+    files, records = ingest.get("files", 0), ingest.get("records", 0)
+    errors = (ingest.get("skipped") or {}).get("file_error", 0)
+    what = "0 new documents" if update else "0 documents"
+    if not records:
+        then = "the results are those of the previous run's documents" if update else "every table is empty"
+        return f"{what}: the inputs hold none (empty files or directories); {then}"
+    if errors == records and files:
+        return (f"warning: {what}: none of the {files:,} files could be read (file_error {errors:,}: broken, or not "
+                "the format its name says; --set write_rejects=true writes why to rejects/)")
+    return f"{what}: every record was skipped (see skipped= on the ingest line)"
 
 
 def _fmt(value: Any) -> str:

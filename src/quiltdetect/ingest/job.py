@@ -51,5 +51,6 @@ class IngestJob(Job[IngestConfig]):
         if result.report["hosts"]:
             lines.append("largest hosts (pages):")
             lines += [f"  {n:>7}  {host}" for host, n in result.report["hosts"]]
-        lines.append(f"analyse it with: quiltdetect <job> --input {fs.join(result.output, 'docs')} --output DIR")
+        if result.metrics.stages.get("ingest", {}).get("documents", 1):  # no document: nothing to analyse
+            lines.append(f"analyse it with: quiltdetect <job> --input {fs.join(result.output, 'docs')} --output DIR")
         return lines

@@ -36,7 +36,7 @@ from pyspark.sql.types import (
 from quiltdetect.common import fs
 from quiltdetect.common.caching import TEXT_CACHE, cut
 from quiltdetect.common.config import ConfigError
-from quiltdetect.common.listing import TABLE_METADATA, is_table_metadata, list_local
+from quiltdetect.common.listing import HIDDEN, TABLE_METADATA, is_table_metadata, list_local
 from quiltdetect.ingest import records
 from quiltdetect.ingest.keys import INPUT_RANK, TIE_BREAK
 from quiltdetect.ingest.urls import domain_of, host_of
@@ -139,6 +139,12 @@ UNSUPPORTED_COMPRESSION = "unsupported compression"
 _UNSUPPORTED = (".zst", ".bz2", ".xz", ".lzma", ".lz4", ".br", ".zip", ".7z", ".tar", ".tgz", ".z", ".lz")
 
 
+# What an input may hold besides its files and still be an input of no documents (an empty
+# directory, one left by a Spark job that wrote no rows); any other entry left out (a README, an
+# unreadable file) says the input is not what was meant, and the run does not start.
+EMPTY_REASONS = (HIDDEN, TABLE_METADATA)
+
+
 def skip_reason(path: str) -> str:
     """Why a listed file without a known format is left out."""
     name = path.rsplit("/", 1)[-1].lower()
@@ -153,17 +159,20 @@ def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format
     Local inputs are listed without Spark (so a typo fails before any Spark work), each file
     read or left out with a reason (``common/listing.py``); other URIs need ``spark`` for
     Hadoop's file-system listing. A file reached twice (two inputs, or a symlink) is read once.
+    An existing directory with no file in it (``EMPTY_REASONS``) gives no file and no error:
+    the run is one of no documents. A path that does not exist fails.
     """
     found = InputFiles()
     for rank, pattern in enumerate(patterns):
         if fs.is_local(pattern):
             listing = list_local(fs.local_path(pattern))
-            paths, skipped, how = listing.files, listing.skipped, listing.taken_as
+            paths, skipped, how, exists = listing.files, listing.skipped, listing.taken_as, listing.found
         elif spark is None:
             continue
         else:
             paths, skipped = fs.expand_hadoop(spark, pattern)
             how = "uri"
+            exists = bool(paths or skipped) or bool(fs.matches(spark, pattern))
         matched = []
         for path in paths:
             fmt = input_format or infer_format(path)
@@ -171,8 +180,14 @@ def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format
                 matched.append(InputFile(path, fmt, rank))
             else:
                 skipped.append((path, TABLE_METADATA if is_table_metadata(path) else skip_reason(path)))
+        if not matched and exists and all(reason in EMPTY_REASONS for _, reason in skipped):
+            # an empty directory (or one of hidden names and table metadata only): an input of no
+            # documents, as a scheduled crawl's empty day is; the run completes with none
+            found.skipped.extend(skipped)
+            found.taken_as[pattern] = (how, 0)
+            continue
         if not matched:
-            if not paths and not skipped:
+            if not exists:
                 raise ConfigError(f"--input {pattern}: no such file, or no files match")
             left = _left_out(skipped)
             raise ConfigError(f"--input {pattern}: no file to read{left}; give --input-format if the files "
@@ -482,10 +497,11 @@ def _table_rows(table: DataFrame, source: Column, columns: dict[str, str], what:
         return document_table_rows(table)
     table = named_columns(table, columns)
     missing = [c for c in ("id", "text") if c not in table.columns]
-    if missing:
+    if missing and table.columns:  # no column at all: JSON Lines of no rows (0 bytes, blank lines) or of {}
         raise ConfigError(
             f"{what}: missing column(s) {', '.join(columns[c] for c in missing)}; tables need a document id and "
-            "a text column (and optionally url and ip): name them with --id-col, --text-col, --url-col, --ip-col"
+            "a text column (and optionally url, ip and date): name them with --id-col, --text-col, --url-col, --ip-col, "
+            "--date-col"
         )
     return table_rows(table.select(*_table_columns(table), source.alias("source")))
 
@@ -703,8 +719,8 @@ def _read_files(spark: SparkSession, files: list[InputFile], max_payload_bytes: 
         read_tables(spark, tables, columns) if tables else None,
     ]
     rows = _union([p for p in parts if p is not None])
-    if rows is None:
-        raise ConfigError("no input files to read")
+    if rows is None:  # no file, or tables of no rows: an input of no documents
+        return spark.createDataFrame([], ROW_SCHEMA)
     return rows
 
 
