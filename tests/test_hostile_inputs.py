@@ -180,6 +180,12 @@ def test_the_api_takes_dotted_column_names_refuses_a_stream_and_knows_a_frame_it
     with pytest.raises(ConfigError, match="streaming DataFrame"):
         find_near_duplicates(stream, output=str(tmp_path / "s"))
     assert not os.path.exists(tmp_path / "s")
+    # issue 73: two columns that Spark cannot tell apart (its AMBIGUOUS_REFERENCE): one line
+    both = spark.createDataFrame(rows, "id string, text string, TEXT string")
+    with pytest.raises(ConfigError, match=r"^the DataFrame: two columns named text \(text, TEXT: names that "
+                                          r"differ only in case\); rename or drop one$"):
+        find_near_duplicates(both, output=str(tmp_path / "t"))
+    assert not os.path.exists(tmp_path / "t")
 
 
 def test_decided_cases_of_round_three(spark, tmp_path, capsys):

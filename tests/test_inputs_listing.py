@@ -258,3 +258,82 @@ def test_an_empty_directory_is_an_input_of_no_files_and_a_missing_path_still_fai
     (empty / "README.txt").write_text("not a crawl")
     with pytest.raises(ConfigError, match=r"no file to read \(1 left out: 1 unknown format\)"):
         resolve_inputs(None, [str(empty)], None)
+
+
+def test_a_tree_a_thousand_levels_deep_is_listed(tmp_path):
+    """Issue 73: the listing walked one Python frame per directory level (RecursionError at
+    about 1,000); it keeps a stack of its own now, and lists in the same order. The tree is
+    removed here, level by level: shutil.rmtree (pytest's clean-up of old temporary
+    directories) recurses per level too, and would fail on it."""
+    import sys
+
+    chain = [tmp_path / "crawl"]
+    try:
+        for _ in range(sys.getrecursionlimit() + 100):  # (os.makedirs recurses per level too)
+            chain.append(chain[-1] / "d")
+            chain[-1].mkdir(parents=len(chain) == 2)
+        deep = chain[-1]
+        warc(deep / "a.warc.gz")
+        warc(tmp_path / "crawl" / "b.warc.gz", start=1)
+        os.symlink(tmp_path / "crawl", deep / "loop")  # a loop at the bottom: walked once
+        found = resolve_inputs(None, [str(tmp_path / "crawl")], None)
+        paths = [f.path for f in found]  # (compared, not printed: the deep path has 2,200 characters)
+        assert paths == [str(tmp_path / "crawl" / "b.warc.gz"), str(deep / "a.warc.gz")], len(paths)
+    finally:
+        for name in ("loop", "a.warc.gz"):
+            if os.path.lexists(chain[-1] / name):
+                os.unlink(chain[-1] / name)
+        for level in reversed(chain[1:]):
+            if level.exists():
+                level.rmdir()
+
+
+def test_an_input_format_no_file_of_the_input_has_is_one_line_before_spark(tmp_path, capsys):
+    """Issue 73: ``--input-format warc`` on a Parquet file read it as one file_error and
+    completed with no document (exit 0). Now, when no file of an input is of the format given
+    by its first bytes and some are of another, the command says so in one line (exit 2) before
+    Spark starts; files whose first bytes show nothing sure are read as before."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from quiltdetect.cli import main
+
+    pq.write_table(pa.table({"id": ["a"], "text": ["t"]}), tmp_path / "t.parquet")
+    (tmp_path / "t.jsonl").write_text('{"id": "a", "text": "t"}\n')
+    gz = warc(tmp_path / "w" / "a.warc.gz")
+    (tmp_path / "w" / "notes.txt").write_text("read as a WARC too, with --input-format warc")
+    assert main(["ingest", "--input", str(tmp_path / "t.parquet"), "--input-format", "warc",
+                 "--output", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"quiltdetect: error: --input {tmp_path / 't.parquet'}: --input-format warc, but its file is not "
+                   "WARC (t.parquet is Parquet); give the files' format, or leave --input-format out to infer each "
+                   "file's format from its name\n"), err
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(ConfigError, match=r"none of its 2 files is Parquet \(a.warc.gz is WARC\)"):
+        resolve_inputs(None, [str(tmp_path / "w")], "parquet")
+    with pytest.raises(ConfigError, match=r"its file is not Parquet \(t.jsonl is JSON\)"):
+        resolve_inputs(None, [str(tmp_path / "t.jsonl")], "parquet")
+    assert [f.path for f in resolve_inputs(None, [str(tmp_path / "w")], "wet")] == [str(gz), str(tmp_path / "w" / "notes.txt")]
+    assert len(resolve_inputs(None, [str(tmp_path / "t.jsonl")], "jsonl")) == 1
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "empty.parquet").write_bytes(b"")  # nothing sure: a file_error when read, as before
+    assert len(resolve_inputs(None, [str(tmp_path / "e")], "parquet")) == 1
+
+
+def test_a_run_of_no_document_says_why_in_one_line():
+    """Issue 73: the summary line of a run that read no (new) document (common/metrics.py):
+    an empty input, files none of which could be read (each a file_error: with formats inferred
+    from their names, a run goes on), records all skipped; nothing when documents were read."""
+    from quiltdetect.common.metrics import no_documents_note
+
+    empty = {"files": 0, "records": 0, "documents": 0, "skipped": {}}
+    assert no_documents_note(empty) == ("0 documents: the inputs hold none (empty files or directories); "
+                                        "every table is empty")
+    assert no_documents_note({**empty, "documents": 6, "previous_documents": 6, "new_documents": 0,
+                              "already_seen": 0}).startswith("0 new documents: the inputs hold none")
+    broken = {"files": 2, "records": 2, "documents": 0, "skipped": {"file_error": 2}}
+    assert no_documents_note(broken).startswith("warning: 0 documents: none of the 2 files could be read")
+    skipped = {"files": 1, "records": 3, "documents": 0, "skipped": {"not_html": 3}}
+    assert no_documents_note(skipped) == "0 documents: every record was skipped (see skipped= on the ingest line)"
+    for read in ({**empty, "documents": 1}, {**empty, "new_documents": 0, "already_seen": 4}, {}):
+        assert no_documents_note(read) is None

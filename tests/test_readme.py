@@ -217,3 +217,16 @@ def test_the_python_and_java_the_readme_names_are_the_projects():
     assert re.search(r'^requires-python = "(.*)"$', (REPO / "pyproject.toml").read_text(), re.M).group(1) == f">={least}"
     assert tested == f"{sys.version_info.major}.{sys.version_info.minor}"
     assert [int(j) for j in javas] == [min(JAVA_VERSIONS), max(JAVA_VERSIONS)]
+
+
+def test_what_the_demo_writes_is_ignored_by_git():
+    """``quiltdetect demo`` writes ``./quiltdetect-demo`` wherever it is run (issue 73: in a
+    checkout it showed as untracked files)."""
+    from quiltdetect.cli import build_parser
+
+    written = build_parser().parse_args(["demo"]).output
+    for where in (f"{written}/docs/part-0.parquet", f"bench/{written}/_COMPLETE"):
+        checked = subprocess.run(["git", "check-ignore", "-q", "--no-index", where], cwd=REPO, capture_output=True)
+        if checked.returncode == 128:
+            pytest.skip("not a git checkout")
+        assert checked.returncode == 0, f"{where} is not ignored by .gitignore"

@@ -35,7 +35,7 @@ from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.paths import input_paths
 from quiltdetect.common.runstate import COMPLETE, RunState, fingerprint
-from quiltdetect.ingest.read import InputFile, quoted, resolve_inputs
+from quiltdetect.ingest.read import InputFile, quoted, refuse_ambiguous_columns, resolve_inputs
 from quiltdetect.ingest.table import DEFINITIONS, document_table, ingestion_key
 
 # Settings that never change a result: where it goes, how Spark runs, how much is displayed.
@@ -135,6 +135,7 @@ def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> J
     cfg, name, report_complete = job.cfg, job.state_name, job.report_complete
     fs.check_output(spark, cfg.output, overwrite=cfg.overwrite, inputs=input_paths(cfg))
     if frame is not None:
+        refuse_ambiguous_columns(frame, cfg.columns())
         files: list[InputFile] = []
         inputs_key = fingerprint(["dataframe", frame_key(frame, cfg.columns()), DEFINITIONS])
     else:

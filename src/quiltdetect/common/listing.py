@@ -97,41 +97,52 @@ def _identity(st: os.stat_result) -> tuple[int, int]:
     return st.st_dev, st.st_ino
 
 
-def _visit(path: str, listing: Listing, seen_files: dict, seen_dirs: set, *, named: bool) -> None:
-    """List one entry: a file, or a directory walked in name order."""
+def _visit(top: str, listing: Listing, seen_files: dict, seen_dirs: set, *, named: bool) -> None:
+    """List one entry: a file, or a directory walked in name order, depth first. Iterative (a
+    stack of entries still to visit), so a tree of any depth is listed: one Python frame per
+    level would end at the interpreter's recursion limit (about 1,000 levels)."""
+    pending: list[tuple[str, bool]] = [(top, named)]
+    while pending:
+        path, named = pending.pop()
+        children = _entry(path, listing, seen_files, seen_dirs, named=named)
+        pending.extend((child, False) for child in reversed(children))
+
+
+def _entry(path: str, listing: Listing, seen_files: dict, seen_dirs: set, *, named: bool) -> list[str]:
+    """List one entry: a file is listed or left out with its reason; a directory (walked once)
+    gives its children's paths, in name order."""
     name = os.path.basename(path.rstrip("/"))
     if not named and is_hidden(name):
         listing.skipped.append((path, hidden_reason(path)))
-        return
+        return []
     try:
         st = os.stat(path)
     except FileNotFoundError:
         listing.skipped.append((path, BROKEN_LINK if os.path.islink(path) else UNREADABLE))
-        return
+        return []
     except OSError:
         listing.skipped.append((path, UNREADABLE))
-        return
+        return []
     if stat.S_ISDIR(st.st_mode):
         if _identity(st) in seen_dirs:
-            return  # a symlink loop, or a directory already walked through another name
+            return []  # a symlink loop, or a directory already walked through another name
         seen_dirs.add(_identity(st))
         try:
             names = sorted(os.listdir(path))
         except OSError:
             listing.skipped.append((path, UNREADABLE))
-            return
-        for child in names:
-            _visit(os.path.join(path, child), listing, seen_files, seen_dirs, named=False)
-        return
+            return []
+        return [os.path.join(path, child) for child in names]
     if not stat.S_ISREG(st.st_mode):
         listing.skipped.append((path, NOT_REGULAR))
-        return
+        return []
     if not os.access(path, os.R_OK):
         listing.skipped.append((path, UNREADABLE))
-        return
+        return []
     first = seen_files.get(_identity(st))
     if first is not None:
         listing.skipped.append((path, SAME_FILE))
-        return
+        return []
     seen_files[_identity(st)] = path
     listing.files.append(path)
+    return []

@@ -192,6 +192,8 @@ def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format
             left = _left_out(skipped)
             raise ConfigError(f"--input {pattern}: no file to read{left}; give --input-format if the files "
                               "are WARC, WET, Parquet or JSON Lines under other names")
+        if input_format is not None:
+            refuse_other_format(pattern, matched, input_format)
         found.extend(matched)
         found.skipped.extend(skipped)
         found.taken_as[pattern] = (how, len(matched))
@@ -199,6 +201,57 @@ def resolve_inputs(spark: SparkSession | None, patterns: list[str], input_format
     for f in found:  # a file two inputs name is read once, as part of the first
         unique.setdefault(f.path, f)
     return InputFiles([unique[p] for p in sorted(unique)], sorted(set(found.skipped)), found.taken_as)
+
+
+# What a file's first bytes show it to be (``sniffed_format``), by the name of its kind.
+_KINDS = {"warc": "WARC", "wet": "WARC", "parquet": "Parquet", "jsonl": "JSON"}
+
+
+def sniffed_format(path: str) -> str | None:
+    """What a local file's first bytes show it to be: ``WARC`` (WARC, WET or ARC records, gzipped
+    or not), ``Parquet`` or ``JSON``; None when they show nothing sure (an empty or broken file,
+    zstandard, text of another kind) or the file is not local."""
+    import gzip
+    import zlib
+
+    if not fs.is_local(path):
+        return None
+    try:
+        with open(fs.local_path(path), "rb") as raw:
+            head = raw.read(64)
+        if head.startswith(b"PAR1"):
+            return "Parquet"
+        if head.startswith(b"\x1f\x8b"):
+            with gzip.open(fs.local_path(path), "rb") as stream:
+                head = stream.read(64)
+    except (OSError, EOFError, zlib.error):
+        return None
+    text = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    if text.startswith((b"WARC/", b"filedesc://")):
+        return "WARC"
+    if text[:1] in (b"{", b"["):
+        return "JSON"
+    return None
+
+
+def refuse_other_format(pattern: str, files: list[InputFile], input_format: str) -> None:
+    """A ConfigError when ``--input-format`` cannot be the format of an input: none of its files
+    is of that kind by its first bytes, and some are of another (a Parquet file given as
+    ``warc``). The first file of the kind ends the check (with the right format, the first file)."""
+    want = _KINDS[input_format]
+    other = []
+    for f in files:
+        kind = sniffed_format(f.path)
+        if kind == want:
+            return
+        if kind is not None:
+            other.append((f.path, kind))
+    if other:
+        path, kind = other[0]
+        which = "its file is not" if len(files) == 1 else f"none of its {len(files)} files is"
+        raise ConfigError(f"--input {pattern}: --input-format {input_format}, but {which} {want} "
+                          f"({os.path.basename(path)} is {kind}); give the files' format, or leave --input-format "
+                          "out to infer each file's format from its name")
 
 
 def _left_out(skipped: list[tuple[str, str]]) -> str:
@@ -504,6 +557,23 @@ def _table_rows(table: DataFrame, source: Column, columns: dict[str, str], what:
             "--date-col"
         )
     return table_rows(table.select(*_table_columns(table), source.alias("source")))
+
+
+def refuse_ambiguous_columns(frame: DataFrame, columns: dict[str, str]) -> None:
+    """A ConfigError when a caller's DataFrame has two columns, differing only in case, for a
+    name the run reads (``text`` and ``TEXT``): Spark, which resolves names regardless of case,
+    could not tell them apart (its AMBIGUOUS_REFERENCE), nor can we tell which one is meant.
+    Tables read from files are refused alike when they are read (``_read_table``)."""
+    if str(frame.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true":
+        return
+    read = {name.lower() for name in [*columns.values(), *DOC_COLUMNS, "doc_key"]}
+    by_name: dict[str, list[str]] = {}
+    for name in frame.columns:
+        by_name.setdefault(name.lower(), []).append(name)
+    for lower, names in by_name.items():
+        if lower in read and len(names) > 1:
+            raise ConfigError(f"the DataFrame: two columns named {lower} ({', '.join(names)}: names that differ "
+                              "only in case); rename or drop one")
 
 
 def frame_rows(frame: DataFrame, columns: dict[str, str] = DEFAULT_COLUMNS) -> DataFrame:
