@@ -201,3 +201,15 @@ def test_every_setting_and_option_a_conf_file_shows_is_accepted_by_its_command(n
             args = build_parser().parse_args([*argv, "--input", "x", "--output", str(tmp_path / "o"), *extra,
                                               "--set", f"{key}={given}"])
             assert getattr(_config_of(argv, args), key) == value, (name, argv, key)
+
+
+def test_an_option_neardup_does_not_take_is_not_reported_as_an_invalid_action(capsys):
+    """Issue 73: ``neardup --date-col date`` said ``argument action: invalid choice: 'date'``:
+    argparse hands the value of an option it does not know to neardup's optional action word."""
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["neardup", "--input", "x", "--crawl-col", "date"])
+    err = capsys.readouterr().err
+    assert "'date' is neither run nor calibrate" in err and "neardup does not take that option" in err, err
+    assert "invalid choice" not in err
+    assert [build_parser().parse_args(argv).action for argv in (["neardup"], ["neardup", "calibrate"])] == [
+        "run", "calibrate"]

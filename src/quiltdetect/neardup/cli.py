@@ -18,7 +18,7 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("neardup", help="near-duplicate pairs and clusters (MinHash LSH; Broder, Charikar, Henzinger 2006)",
                               description="Find near-duplicate pages (definitions §2). `quiltdetect neardup calibrate "
                                           "--pairs FILE` chooses thresholds on labelled pairs instead.")
-    p.add_argument("action", nargs="?", choices=("run", "calibrate"), default="run",
+    p.add_argument("action", nargs="?", type=_action, default="run", metavar="{run,calibrate}",
                    help="run the job (default) or calibrate thresholds on labelled pairs")
     add_io_options(p)
     p.add_argument("--preset", choices=sorted(PRESETS),
@@ -30,6 +30,15 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--test-corpus", metavar="NAME", help="calibrate: report the chosen thresholds on this corpus")
     p.add_argument("--write-config", metavar="FILE", help="calibrate: write the chosen thresholds as YAML")
     show_defaults(p, NearDupConfig)
+
+
+def _action(value: str) -> str:
+    """The optional ``run``/``calibrate`` word. Any other word here is most often the value of an
+    option neardup does not take (``--bogus v``), which argparse hands to this positional."""
+    if value not in ("run", "calibrate"):
+        raise argparse.ArgumentTypeError(f"{value!r} is neither run nor calibrate; if it is the value of an "
+                                         "option, neardup does not take that option (quiltdetect neardup --help)")
+    return value
 
 
 def neardup_config(args: argparse.Namespace, *, need_io: bool = True) -> NearDupConfig:
