@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import traceback
 from types import ModuleType
 
 from quiltdetect import __version__
-from quiltdetect.common import failures
+from quiltdetect.common import failures, interrupts, jvmlog
 from quiltdetect.common.config import ConfigError
 from quiltdetect.ingest import cli as ingest_cli
 from quiltdetect.mwo import cli as mwo_cli
@@ -89,6 +90,7 @@ def configure_console(verbose: bool, quiet: bool) -> None:
         progress.removeHandler(handler)
     progress.setLevel(logging.WARNING if quiet else logging.INFO)
     progress.propagate = verbose  # with -v they go with the other log lines, with times
+    jvmlog.show_all = verbose  # the JVM's start-up lines too (common/jvmlog.py)
     if not verbose:
         progress.addHandler(_Lines())
 
@@ -124,24 +126,48 @@ def main(argv: list[str] | None = None, *, local: bool = True) -> int:
     if args.verbose and args.quiet:
         parser.error("-v/--verbose and -q/--quiet: give one of them")
     configure_console(args.verbose, args.quiet)
-    try:
-        return COMMANDS[args.command].run(args, local=local)
-    except ConfigError as exc:
+    with interrupts.handled():
+        try:
+            if not local:
+                from quiltdetect.common.session import check_submitted_arguments
+
+                check_submitted_arguments(argv)
+            return COMMANDS[args.command].run(args, local=local)
+        except BaseException as exc:  # an interrupted run can end with any error
+            if interrupts.received() is None and not isinstance(exc, KeyboardInterrupt):
+                status = failed(args, exc)
+                if status is None:
+                    raise
+                return status
+            return interrupted(args, exc)
+
+
+def failed(args: argparse.Namespace, exc: BaseException) -> int | None:
+    """The exit status of a run that failed with ``exc``, after one line on stderr (and the
+    traceback with -v); None for an error that is not the run's failure (raised as it is)."""
+    output = getattr(args, "output", None)
+    if isinstance(exc, ConfigError):
         print(f"quiltdetect: error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # a file of ours that could not be written (a full disk) or read
-        if args.verbose:
-            traceback.print_exc()
-        print(f"quiltdetect: error: {failures.describe_os_error(exc, getattr(args, 'output', None))}",
-              file=sys.stderr)
-        return 1
-    except Exception as exc:
-        if not failures.is_spark_failure(exc):
-            raise
-        if args.verbose:
-            traceback.print_exc()
-        print(f"quiltdetect: error: {failures.describe(exc, getattr(args, 'output', None))}", file=sys.stderr)
-        return 1
+    if isinstance(exc, OSError):  # a file of ours that could not be written (a full disk) or read
+        message = failures.describe_os_error(exc, output)
+    elif isinstance(exc, Exception) and failures.is_spark_failure(exc):
+        message = failures.describe(exc, output)
+    else:
+        return None
+    if args.verbose:
+        traceback.print_exc()
+    print(f"quiltdetect: error: {message}", file=sys.stderr)
+    return 1
+
+
+def interrupted(args: argparse.Namespace, exc: BaseException) -> int:
+    """Ctrl-C or SIGTERM (common/interrupts.py): one line, and 128 + the signal's number."""
+    if args.verbose:
+        traceback.print_exc()
+    line = failures.describe_interrupt(exc, getattr(args, "output", None), overwrite=bool(getattr(args, "overwrite", False)))
+    print(f"quiltdetect: {line}", file=sys.stderr, flush=True)
+    return 128 + (interrupts.received() or signal.SIGINT)
 
 
 if __name__ == "__main__":

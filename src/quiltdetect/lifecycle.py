@@ -33,6 +33,7 @@ from quiltdetect.common.caching import released
 from quiltdetect.common.config import ConfigError, JobConfig, to_yaml
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.metrics import RunMetrics
+from quiltdetect.common.ownfiles import is_own
 from quiltdetect.common.paths import input_paths
 from quiltdetect.common.runstate import COMPLETE, RunState, fingerprint
 from quiltdetect.ingest.read import InputFile, quoted, refuse_ambiguous_columns, resolve_inputs
@@ -133,6 +134,7 @@ def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> J
     from the Python API) the inputs are that DataFrame: its run is never taken for another's.
     """
     cfg, name, report_complete = job.cfg, job.state_name, job.report_complete
+    fs.check_names(spark, [cfg.output, *input_paths(cfg)])
     fs.check_output(spark, cfg.output, overwrite=cfg.overwrite, inputs=input_paths(cfg))
     if frame is not None:
         refuse_ambiguous_columns(frame, cfg.columns())
@@ -140,6 +142,7 @@ def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> J
         inputs_key = fingerprint(["dataframe", frame_key(frame, cfg.columns()), DEFINITIONS])
     else:
         files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
+        fs.check_names(spark, [f.path for f in files])
         inputs_key = ingestion_key(spark, cfg, files)
     state = RunState(spark, cfg.output, name, inputs_key)
     key = config_key(cfg, job.key())
@@ -147,7 +150,8 @@ def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> J
     metrics = RunMetrics(job=name)
     if frame is None:
         metrics.inputs = files.described()
-        metrics.skipped_files = [{"path": path, "reason": reason} for path, reason in files.skipped]
+        metrics.skipped_files = [{"path": path, "reason": reason, **({"own": True} if is_own(path, reason) else {})}
+                                 for path, reason in files.skipped]
     if done is None:
         state.begin(overwrite=cfg.overwrite)
     else:

@@ -122,6 +122,17 @@ def describe_os_error(exc: OSError, output: str | None = None) -> str:
     return f"the run failed: {cause}.{resume} Run with -v for the full stack trace."
 
 
+def describe_interrupt(exc: BaseException | None, output: str | None = None, *, overwrite: bool = False) -> str:
+    """One line for a run stopped by Ctrl-C or SIGTERM: where, and that the same command resumes."""
+    stages = [n[len(STAGE_NOTE):] for n in getattr(exc, "__notes__", []) if n.startswith(STAGE_NOTE)]
+    where = f" in stage {stages[0]}" if stages else ""
+    if not output:
+        return f"interrupted{where}."
+    if overwrite:
+        return f"interrupted{where}; {output} is not complete, and the same command (it overwrites) starts over."
+    return f"interrupted{where}. Stages that finished are kept in {output}; the same command resumes after them."
+
+
 def describe(exc: BaseException, output: str | None = None) -> str:
     """One paragraph: where the run failed, the cause, what to do, and how to resume."""
     stages = [n[len(STAGE_NOTE):] for n in getattr(exc, "__notes__", []) if n.startswith(STAGE_NOTE)]

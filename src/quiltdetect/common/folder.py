@@ -8,9 +8,10 @@ complete; small files are written beside their final name and renamed (``fs.writ
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +85,18 @@ class OutputFolder:
                 fs.delete(self.spark, scratch)
             raise
 
+    @contextlib.contextmanager
+    def _removed_on_failure(self, scratch: str) -> Iterator[None]:
+        """A table half-written to the scratch directory is removed when its write fails or the
+        run is interrupted (common/interrupts.py), so that nothing is left of it; best effort:
+        the failure itself is what is raised."""
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):
+                fs.delete(self.spark, scratch)
+            raise
+
     def read_table(self, name: str, schema: str | StructType | None = None) -> DataFrame:
         """A Parquet table of the folder (``schema``, a DDL string or a StructType: read with
         these columns, as a table without rows must be, of which Spark's bucketed writes leave no
@@ -103,9 +116,10 @@ class OutputFolder:
         ``write_table``. Returns the table read back (with ``schema``: see ``read_table``)."""
         scratch = self._scratch(name)
         fs.delete(self.spark, scratch)
-        for i, source in enumerate(sources):
-            fs.copy_files(self.spark, source, scratch, prefix=f"t{i}-")
-        fs.write_bytes(self.spark, fs.join(scratch, "_SUCCESS"), b"")
+        with self._removed_on_failure(scratch):
+            for i, source in enumerate(sources):
+                fs.copy_files(self.spark, source, scratch, prefix=f"t{i}-")
+            fs.write_bytes(self.spark, fs.join(scratch, "_SUCCESS"), b"")
         self._put_in_place(scratch)
         fs.replace(self.spark, scratch, self.path(name))
         return self.read_table(name, schema)
@@ -124,8 +138,9 @@ class OutputFolder:
         fs.delete(self.spark, scratch)
         table = _catalog_name()
         try:
-            (frame.write.options(**(options or {})).bucketBy(buckets, column).format("parquet")
-             .option("path", scratch).mode("overwrite").saveAsTable(table))
+            with self._removed_on_failure(scratch):
+                (frame.write.options(**(options or {})).bucketBy(buckets, column).format("parquet")
+                 .option("path", scratch).mode("overwrite").saveAsTable(table))
         finally:
             self.spark.sql(f"DROP TABLE IF EXISTS {table}")
         self._put_in_place(scratch)
@@ -136,7 +151,8 @@ class OutputFolder:
         """Write ``frame`` as the Parquet table ``name`` (writer ``options`` as given), atomically:
         into the scratch directory first, then renamed into place. Returns the table read back."""
         scratch = self._scratch(name)
-        frame.write.options(**(options or {})).mode("overwrite").parquet(scratch)
+        with self._removed_on_failure(scratch):
+            frame.write.options(**(options or {})).mode("overwrite").parquet(scratch)
         self._put_in_place(scratch)
         fs.replace(self.spark, scratch, self.path(name))
         # read with the schema just written: inferring it from a footer is a Spark job of its own

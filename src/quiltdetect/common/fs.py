@@ -327,6 +327,34 @@ def check_output(spark: SparkSession | None, output: str, *, overwrite: bool, in
 RUN_MARKERS = ("_quiltdetect", "_COMPLETE")  # what only a run of this project writes
 
 
+def _same_codec(a: str, b: str) -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(a).name == codecs.lookup(b).name
+    except LookupError:
+        return True  # a name Python does not know: the JVM is left to decide, as before
+
+
+def check_names(spark: SparkSession, paths: list[str]) -> None:
+    """Refuse, in one line and before any is touched, local paths whose names the JVM cannot
+    encode: a JVM whose locale is not UTF-8 (``LC_ALL=C`` when spark-submit started it; the
+    console gives its own JVM a UTF-8 locale, ``session.jvm_locale``) names files in ASCII, so
+    it could not find ``données/pages.jsonl`` and would write ``r?sultats/`` for ``résultats/``."""
+    import sys
+
+    named = [p for p in paths if p and is_local(p) and not p.isascii()]
+    jvm = getattr(spark, "_jvm", None) if named else None  # none under Spark Connect
+    if jvm is None:
+        return
+    encoding = str(jvm.java.lang.System.getProperty("sun.jnu.encoding"))
+    if _same_codec(encoding, sys.getfilesystemencoding()):
+        return
+    raise ConfigError(f"Spark's JVM names files in {encoding}, which cannot name {named[0]} (its locale is not "
+                      "UTF-8: LC_ALL, LC_CTYPE or LANG); start it under a UTF-8 one, e.g. "
+                      "LC_ALL=C.UTF-8 spark-submit ..., or rename the path with ASCII characters only")
+
+
 def _nested(output: str, given: str) -> tuple[bool, bool]:
     """(the output lies inside the input or is it, the input lies inside the output): by real
     paths for local ones (symlinks followed), by path for URIs; a glob counts from its fixed

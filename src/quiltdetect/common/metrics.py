@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from quiltdetect.common import interrupts
 from quiltdetect.common.failures import STAGE_NOTE
 
 # One line per stage as it starts, and the Spark UI address: on stderr unless --quiet (cli.py).
@@ -36,11 +37,13 @@ class RunMetrics:
         label = f"{self.job}: {name} - {description}"
         outer = spark.sparkContext.getLocalProperty("spark.job.description")  # a stage within a stage
         spark.sparkContext.setJobDescription(label)
-        progress.info("%s", label)
         t0 = time.perf_counter()
         try:
+            interrupts.check()  # a run interrupted between two stages stops here (common/interrupts.py)
+            progress.info("%s", label)
             yield counts
-        except Exception as exc:
+            interrupts.check()
+        except (Exception, KeyboardInterrupt) as exc:
             if not any(n.startswith(STAGE_NOTE) for n in getattr(exc, "__notes__", [])):
                 exc.add_note(f"{STAGE_NOTE}{name}")  # the innermost stage; common/failures.py reads it
             raise
@@ -71,14 +74,17 @@ class RunMetrics:
         return lines
 
     def input_lines(self) -> list[str]:
-        """How each --input was taken (``a glob``, ``a path``), and what under it was not read."""
+        """How each --input was taken (``a glob``, ``a path``), and what under it was not read
+        (but the files of ``common/ownfiles.py``: the project's own)."""
         lines = [f"input {i['input']}: {'a glob' if i['taken_as'] == 'glob' else 'a path'}, {i['files']:,} files read"
                  for i in self.inputs if i["taken_as"] != "uri"]
-        if self.skipped_files:
+        # files the project ships or a run of it wrote are named in metrics.json, not counted here
+        left_out = [entry for entry in self.skipped_files if not entry.get("own")]
+        if left_out:
             counts: dict[str, int] = {}
-            for entry in self.skipped_files:
+            for entry in left_out:
                 counts[entry["reason"]] = counts.get(entry["reason"], 0) + 1
-            lines.append(f"left out: {len(self.skipped_files):,} files ("
+            lines.append(f"left out: {len(left_out):,} files ("
                          + ", ".join(f"{reason} {n:,}" for reason, n in sorted(counts.items()))
                          + "; each named in metrics.json, skipped_files)")
         note = no_documents_note(self.stages.get("ingest") or {})

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 from pyspark import SparkConf, SparkContext
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
+from quiltdetect.common import interrupts, jvmlog
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.jvmclasses import ClassArchive, class_archive
 from quiltdetect.common.metrics import progress
@@ -117,6 +120,81 @@ def check_java() -> int | None:
     return version
 
 
+# Locales whose codeset is UTF-8, the first one this machine has given to a JVM whose own
+# locale is not (LC_ALL=C, common in containers and cron): ``jvm_locale``.
+UTF8_LOCALES = ("C.UTF-8", "C.utf8", "en_US.UTF-8", "en_US.utf8")
+EXECUTOR_LOCALE = "spark.executorEnv.LC_ALL"
+
+
+def _utf8(codeset: str) -> bool:
+    return codeset.replace("-", "").replace("_", "").lower() == "utf8"
+
+
+def _codeset(name: str) -> str | None:
+    """The codeset of the locale ``name`` (``"C"`` -> ANSI_X3.4-1968), None when this machine
+    lacks it. Sets this process's LC_CTYPE for a moment, and back."""
+    import locale
+
+    if not hasattr(locale, "nl_langinfo"):
+        return None
+    current = locale.setlocale(locale.LC_CTYPE)
+    try:
+        locale.setlocale(locale.LC_CTYPE, name)
+        return locale.nl_langinfo(locale.CODESET)
+    except locale.Error:
+        return None
+    finally:
+        locale.setlocale(locale.LC_CTYPE, current)
+
+
+def jvm_locale(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """What the environment of a JVM started here needs so that it names files in UTF-8, as this
+    Python does: ``{"LC_ALL": "C.UTF-8"}`` when the locale the JVM would take (LC_ALL, else
+    LC_CTYPE, else LANG) is not UTF-8, else nothing. Under ``LC_ALL=C`` Python names files in
+    UTF-8 (its UTF-8 mode) and Java 17 in ASCII (``sun.jnu.encoding``, which ``-D`` cannot
+    change): the JVM could not open ``données/`` and wrote ``r?sultats/`` for ``résultats/``.
+    When Python itself names files in the locale's codeset (a Latin-1 locale), the JVM is left
+    to agree with it."""
+    environ = os.environ if environ is None else environ
+    if not _utf8(sys.getfilesystemencoding()):
+        return {}
+    name = next((environ[k] for k in ("LC_ALL", "LC_CTYPE", "LANG") if environ.get(k)), "C")
+    codeset = _codeset(name)
+    if codeset is None or _utf8(codeset):
+        return {}  # a locale this machine lacks: the JVM falls back to C, but so would any choice here
+    chosen = next((n for n in UTF8_LOCALES if _utf8(_codeset(n) or "")), None)
+    return {"LC_ALL": chosen} if chosen else {}
+
+
+def check_submitted_arguments(argv: list[str], environ: dict[str, str] | None = None) -> None:
+    """Under spark-submit, refuse in one line arguments its JVM could not pass on: a JVM whose
+    locale is not UTF-8 (``LC_ALL=C``) hands them to Python with ``?`` for every character it
+    cannot encode (``--input donn??es``), and it runs already: only its caller can fix that."""
+    environ = os.environ if environ is None else environ
+    if "PYSPARK_GATEWAY_PORT" not in environ or not jvm_locale(environ):
+        return
+    mangled = next((arg for arg in argv if "?" in arg), None)
+    if mangled is not None:
+        raise ConfigError(f"spark-submit's JVM runs under a locale that is not UTF-8 (LC_ALL, LC_CTYPE or LANG), "
+                          f"which passes on each character it cannot encode as '?' ({mangled}); start it under a "
+                          "UTF-8 locale, e.g. LC_ALL=C.UTF-8 spark-submit ...")
+
+
+@contextlib.contextmanager
+def _environment(changes: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``changes`` for the block (the JVM started in it copies it), then as it was."""
+    before = {k: os.environ.get(k) for k in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def quiet_expected_warnings(spark: SparkSession, level: str) -> None:
     """At log level WARN, set the loggers of ``QUIET_LOGGERS`` to ERROR in the driver's JVM, so a
     run's console shows its own progress and only warnings worth reading."""
@@ -136,16 +214,21 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
     Under spark-submit (``local=False``) the master and resources come from spark-submit.
     """
     archive = ClassArchive("")
+    launching = local and SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ
+    locale_env: dict[str, str] = {}
     if local:
-        if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        if launching:
             check_java()  # no JVM in this process yet: the builder below starts it
             archive = class_archive(java_executable(), str(spark_conf.get("spark.driver.extraClassPath") or ""),
                                     " ".join(str(spark_conf.get(f"spark.driver.{k}JavaOptions") or "")
                                              for k in ("default", "extra")))
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        locale_env = jvm_locale() if launching else {}
     builder = SparkSession.builder.appName(app_name)
     conf = {**BASE_CONF, **{k: str(v) for k, v in spark_conf.items() if v is not None}}
+    if locale_env:  # executors started elsewhere (a standalone master) name files alike
+        conf.setdefault(EXECUTOR_LOCALE, locale_env["LC_ALL"])
     level = conf.get("spark.log.level", "WARN")
     if local:
         # set once the session is up: in the conf, Spark also prints 'Setting Spark log level to "WARN".'
@@ -165,8 +248,14 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
         conf[JAVA_OPTIONS] = f"{own_options} {archive.options}".strip()
     for key, value in conf.items():
         builder = builder.config(key, value)
+
+    def get_or_create() -> SparkSession:
+        # the JVM started here: its start-up lines filtered (jvmlog), a UTF-8 locale if needed
+        with jvmlog.piped() if launching else contextlib.nullcontext(), _environment(locale_env):
+            return builder.getOrCreate()
+
     try:
-        spark = builder.getOrCreate()
+        spark = get_or_create()
     except PySparkRuntimeError as exc:
         if not archive.options or exc.getCondition() != "JAVA_GATEWAY_EXITED":
             raise
@@ -174,7 +263,8 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
         # (a damaged archive, a Java that cannot write one) is started again without them.
         progress.warning("the JVM did not start with its class archive (%s); starting it without",
                          archive.using or archive.writing)
-        spark = builder.config(JAVA_OPTIONS, own_options).getOrCreate()
+        builder = builder.config(JAVA_OPTIONS, own_options)
+        spark = get_or_create()
         archive.failed(f"the JVM did not start with: {archive.options}")
         archive = ClassArchive("")
     if spark.conf.get(MIN_SPLITS, None) is None:
@@ -182,6 +272,7 @@ def build_session(app_name: str, spark_conf: dict[str, Any], *, local: bool) -> 
         spark.conf.set(MIN_SPLITS, str(4 * spark.sparkContext.defaultParallelism))
     spark.sparkContext.setLogLevel(str(level))
     quiet_expected_warnings(spark, str(level))
+    interrupts.claim()  # a new SparkContext installed PySpark's SIGINT handler: the run's own again
     if local and spark.sparkContext.uiWebUrl:
         progress.info("Spark UI: %s (while the run lasts)", spark.sparkContext.uiWebUrl)
     if archive.writing is not None:

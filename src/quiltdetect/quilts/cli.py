@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from quiltdetect.common.config import ConfigError, merge_settings, show_defaults
+from quiltdetect.common.ownfiles import sample_dir
 from quiltdetect.common.paths import absolute
 from quiltdetect.options import add_config_options, add_io_options, config_from_args, run_job
 from quiltdetect.quilts.config import QuiltConfig
@@ -38,6 +39,7 @@ def add_parser(sub: Any) -> None:
     demo.add_argument("--output", default="quiltdetect-demo", metavar="DIR",
                       help="where to write (default ./quiltdetect-demo, replaced if present)")
     demo.add_argument("--sample", metavar="DIR", type=absolute, help="sample directory (default: the bundled data/sample)")
+    demo.set_defaults(overwrite=True)  # it replaces its output: an interrupted demo starts over (cli.interrupted)
 
 
 def quilt_config(args: argparse.Namespace) -> QuiltConfig:
@@ -48,11 +50,10 @@ def quilt_config(args: argparse.Namespace) -> QuiltConfig:
 def bundled_sample() -> Path:
     """The sample data directory: quiltdetect/data/sample of an installed wheel (setup.py copies
     it in), else data/sample of the source checkout (``pip install -e .`` or PYTHONPATH=src)."""
-    here = Path(__file__).resolve()
-    for candidate in (here.parents[1] / "data" / "sample", here.parents[3] / "data" / "sample"):
-        if candidate.is_dir():
-            return candidate
-    raise ConfigError("the bundled sample data was not found; give --sample DIR (data/sample of the repository)")
+    sample = sample_dir()
+    if sample is None:
+        raise ConfigError("the bundled sample data was not found; give --sample DIR (data/sample of the repository)")
+    return sample
 
 
 def run_quilts(cfg: QuiltConfig, *, local: bool) -> int:
