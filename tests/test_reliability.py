@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from test_console import foreign_lines
 from tiers import PARTITIONINGS, SHORT_JVM, Partitioning, extended
 
 from quiltdetect.common import fs
@@ -248,8 +249,10 @@ def test_console_command_killed_then_spark_submit_resumes_to_the_baseline(tmp_pa
     inputs = [a for i in INPUTS for a in ("--input", f"crawl/{Path(i).name}")]
     argv = [str(bin_dir / "quiltdetect"), "quilts", *inputs,
             "--output", "out/console", "--master", "local[2]", "--set", "spark.sql.shuffle.partitions=4", "--top", "3"]
-    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    console_err = tmp_path / "console.err"
+    with console_err.open("w") as err:
+        proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
     marker = out / "_quiltdetect" / "stages" / "ingest.json"
     deadline = time.time() + 400
     while not marker.exists() and proc.poll() is None and time.time() < deadline:
@@ -257,6 +260,9 @@ def test_console_command_killed_then_spark_submit_resumes_to_the_baseline(tmp_pa
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert marker.exists(), "the run ended before it could be killed mid-way"
+    # Only the project's own lines: the JVM's start-up lines are hidden unless -v (issue 73)
+    said = console_err.read_text()
+    assert not foreign_lines(said) and "quilts: ingest - " in said, said
     assert not (out / "_COMPLETE").exists()
     assert not (out / "quilts").exists() or not (out / "_quiltdetect" / "stages" / "quilts.json").exists()
 

@@ -91,6 +91,7 @@ def configure_console(verbose: bool, quiet: bool) -> None:
     progress.setLevel(logging.WARNING if quiet else logging.INFO)
     progress.propagate = verbose  # with -v they go with the other log lines, with times
     jvmlog.show_all = verbose  # the JVM's start-up lines too (common/jvmlog.py)
+    interrupts.verbose = verbose  # and what breaks as an interrupted run stops
     if not verbose:
         progress.addHandler(_Lines())
 

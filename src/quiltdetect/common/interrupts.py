@@ -23,6 +23,7 @@ resumes after them (docs/reliability.md).
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from collections.abc import Iterator
@@ -32,6 +33,9 @@ from types import FrameType
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 CANCEL_EVERY = 0.25  # seconds between two cancellations of every Spark job, once interrupted
 
+# Set by the console (cli.configure_console): with -v, what breaks as a run stops is shown too.
+verbose = False
+
 _received: int | None = None
 _active = False
 _done = threading.Event()
@@ -39,13 +43,15 @@ _cancelling: list[threading.Thread] = []
 
 
 def received() -> int | None:
-    """The first signal received while ``handled()`` is active (``signal.SIGINT``, ...), or None."""
+    """The first signal received while ``handled()`` was last active (``signal.SIGINT``, ...), or
+    None; it stays set as the command exits (``jvmlog`` keeps the JVM quiet till then)."""
     return _received
 
 
 def check() -> None:
-    """Raise ``KeyboardInterrupt`` when a signal was received: driver-side work stops here."""
-    if _received is not None:
+    """Raise ``KeyboardInterrupt`` when a signal was received during the run: driver-side work
+    stops here."""
+    if _active and _received is not None:
         raise KeyboardInterrupt
 
 
@@ -72,16 +78,48 @@ def _cancel_jobs() -> None:
         _done.wait(CANCEL_EVERY)
 
 
+def _accumulator_server():  # PySpark's, in this process: the JVM reports task counters to it
+    from pyspark import SparkContext
+
+    return getattr(SparkContext._active_spark_context, "_accumulatorServer", None)
+
+
+def _quiet_accumulator_server(quiet: bool) -> None:
+    """A JVM that a SIGTERM to the process group stops breaks the connections of PySpark's
+    accumulator server, which prints "Exception occurred during processing of request" for each:
+    not while the run stops, unless -v."""
+    server = _accumulator_server()
+    if server is None:
+        return
+    if quiet:
+        server.handle_error = lambda request, client_address: None
+    else:
+        server.__dict__.pop("handle_error", None)
+
+
 def _handler(signum: int, frame: FrameType | None) -> None:
     global _received
     first = _received is None
     if first:
         _received = signum
+        if not verbose:
+            _quiet_accumulator_server(True)
         thread = threading.Thread(target=_cancel_jobs, name="quiltdetect-interrupt", daemon=True)
         _cancelling.append(thread)
         thread.start()
     if not first or not _in_py4j(frame):
         raise KeyboardInterrupt
+
+
+class _PyFourJsOwnReport(logging.Filter):
+    """Py4J logs a traceback on the root logger when an interrupt cuts one of its calls (which
+    it then closes cleanly): after a second signal, the run's one line says it already."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_received is not None and record.getMessage() == "KeyboardInterrupt while sending command.")
+
+
+_QUIET = _PyFourJsOwnReport()
 
 
 def claim() -> None:
@@ -104,9 +142,13 @@ def handled() -> Iterator[None]:
     _received, _active = None, True
     _done.clear()
     claim()
+    logging.getLogger().addFilter(_QUIET)
     try:
         yield
     finally:
+        logging.getLogger().removeFilter(_QUIET)
+        if _received is not None:
+            _quiet_accumulator_server(False)
         _active = False
         _done.set()
         while _cancelling:  # no job of the session is cancelled once the run has ended
