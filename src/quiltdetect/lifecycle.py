@@ -18,6 +18,7 @@ a rerun of a configuration that already completed reports it without computing a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from abc import ABC, abstractmethod
@@ -27,6 +28,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType, StringType
 
 from quiltdetect.common import fs
 from quiltdetect.common.caching import released
@@ -36,6 +38,7 @@ from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.ownfiles import is_own
 from quiltdetect.common.paths import input_paths
 from quiltdetect.common.runstate import COMPLETE, RunState, fingerprint
+from quiltdetect.common.shuffle import SHUFFLE_PARTITIONS, configured_partitions, sized_for_input
 from quiltdetect.ingest.read import InputFile, quoted, refuse_ambiguous_columns, resolve_inputs
 from quiltdetect.ingest.table import DEFINITIONS, document_table, ingestion_key
 
@@ -64,6 +67,7 @@ class JobRun:
     key: str
     done: dict[str, Any] | None  # the _COMPLETE record when this configuration already completed
     frame: DataFrame | None = None  # the documents, when a Python caller gave a DataFrame
+    frame_bytes: int = 0  # the bytes of the frame's text (UTF-8)
 
     @property
     def cfg(self) -> JobConfig:
@@ -136,10 +140,12 @@ def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> J
     cfg, name, report_complete = job.cfg, job.state_name, job.report_complete
     fs.check_names(spark, [cfg.output, *input_paths(cfg)])
     fs.check_output(spark, cfg.output, overwrite=cfg.overwrite, inputs=input_paths(cfg))
+    frame_bytes = 0
     if frame is not None:
         refuse_ambiguous_columns(frame, cfg.columns())
         files: list[InputFile] = []
-        inputs_key = fingerprint(["dataframe", frame_key(frame, cfg.columns()), DEFINITIONS])
+        frame_key, frame_bytes = frame_figures(frame, cfg.columns())
+        inputs_key = fingerprint(["dataframe", frame_key, DEFINITIONS])
     else:
         files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
         fs.check_names(spark, [f.path for f in files])
@@ -157,19 +163,26 @@ def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> J
     else:
         metrics.stages = dict(done.get("metrics", {}).get("stages", {}))
         metrics.stages["resume"] = {"complete_already": True, "run_id": done.get("run_id"), "seconds": 0.0}
-    return JobRun(spark, job, state, files, metrics, key, done, frame)
+    return JobRun(spark, job, state, files, metrics, key, done, frame, frame_bytes)
 
 
-def frame_key(frame: DataFrame, columns: dict[str, str]) -> str:
-    """What identifies a caller's DataFrame as an input: its columns and a checksum of its rows
-    (their count, and the sum and xor of a 64-bit hash of each row's id, url, text and ip; in
-    any order, on any partitioning). The same rows give the same key, so a second call with the
-    same frame and settings reports the finished run, and other rows are refused like other
-    input files. One pass over the frame, a Spark job of its own."""
+def frame_figures(frame: DataFrame, columns: dict[str, str]) -> tuple[str, int]:
+    """What identifies a caller's DataFrame as an input, and the bytes of its text (UTF-8; the
+    run's shuffle partitions are sized by them, ``common.shuffle``).
+
+    The key is its columns and a checksum of its rows (their count, and the sum and xor of a
+    64-bit hash of each row's id, url, text and ip; in any order, on any partitioning). The same
+    rows give the same key, so a second call with the same frame and settings reports the
+    finished run, and other rows are refused like other input files. One pass over the frame, a
+    Spark job of its own."""
     present = [name for name in columns.values() if name in frame.columns]
     row_hash = F.xxhash64(*[F.col(quoted(name)) for name in present]) if present else F.lit(0)
-    row = frame.agg(F.count(F.lit(1)), F.sum(row_hash.cast("decimal(38,0)")), F.bit_xor(row_hash)).first()
-    return fingerprint([present, [str(v) for v in row]])
+    text = [f for f in frame.schema.fields if f.name == columns["text"]]
+    text_bytes = (F.sum(F.octet_length(F.col(quoted(text[0].name))))
+                  if text and isinstance(text[0].dataType, (StringType, BinaryType)) else F.lit(0))
+    *row, size = frame.agg(F.count(F.lit(1)), F.sum(row_hash.cast("decimal(38,0)")), F.bit_xor(row_hash),
+                           text_bytes).first()
+    return fingerprint([present, [str(v) for v in row]]), int(size or 0)
 
 
 def require_complete(spark: SparkSession, output: str, what: str) -> None:
@@ -265,15 +278,22 @@ class Job(ABC, Generic[C]):
     def run(cls, spark: SparkSession, cfg: C, *, frame: DataFrame | None = None) -> JobResult:
         """Run the job into ``cfg.output``: validate, claim, compute (or resume), publish, report.
 
-        The documents are ``cfg.inputs`` (files), or ``frame``, a DataFrame of the caller's.
+        The documents are ``cfg.inputs`` (files), or ``frame``, a DataFrame of the caller's: on
+        a session that does not set its shuffle partitions, the run sizes them for the frame's
+        text and leaves the session as it was (``common.shuffle``).
         """
         job = cls(cfg)
         job.validate(need_inputs=frame is None)
         if not cfg.output:
             raise ConfigError("no output: give --output DIR")
-        with released():  # what the run persisted is unpersisted when it ends (common/caching.py)
+        most = configured_partitions(cfg.spark) if frame is not None else 0
+        # released: what the run persisted is unpersisted when it ends (common/caching.py)
+        with released(), contextlib.ExitStack() as session:
             run = start(spark, job, frame=frame)
             try:
+                if frame is not None:  # config.yaml says what the run used
+                    partitions = session.enter_context(sized_for_input(spark, most, run.frame_bytes))
+                    cfg.spark = {**cfg.spark, SHUFFLE_PARTITIONS: partitions}
                 run.metrics.job = cls.name
                 job.begin(run)
                 outputs = {name: run.path(name) for name in job.outputs()}
