@@ -237,6 +237,30 @@ def test_command_line_export_and_bad_run(tmp_path, capsys):
     assert "no quilts/ or duplicate_of/ table" in capsys.readouterr().err
 
 
+def test_a_port_or_host_it_cannot_listen_on_is_one_line_naming_the_option(tmp_path, capsys):
+    """Issue 73: --port 70000 and -1 were an OverflowError traceback, a port in use "Address
+    already in use" and --host 999.1.1.1 "Name or service not known", naming no option."""
+    import socket
+
+    from quiltdetect.cli import main
+
+    run_dir = make_run(tmp_path / "run")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        cases = {("--port", "70000"): "--port must be 0 to 65535 (0 picks a free one), got 70000",
+                 ("--port", "-1"): "--port must be 0 to 65535 (0 picks a free one), got -1",
+                 ("--port", str(busy)): f"--port {busy}: already in use on 127.0.0.1 (another review server?); "
+                                        "stop it or give another --port (0 picks a free one)",
+                 ("--host", "999.1.1.1"): "--host 999.1.1.1: not an address or a host name that resolves"}
+        for option, said in cases.items():
+            capsys.readouterr()
+            assert main(["review", "--run", str(run_dir), *option]) == 2, option
+            err = capsys.readouterr().err
+            assert err.startswith(f"quiltdetect: error: {said}") and err.count("\n") == 1, (option, err)
+
+
 def _serve(tmp_path, host: str, allow_hosts: tuple[str, ...] = ()):
     run = Run.open(make_run(tmp_path / "run"))
     app = ReviewApp(run, LabelStore(tmp_path / "labels.sqlite"))

@@ -4,6 +4,8 @@ quilt run or the dropped pages of a near-duplicate run."""
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 from pathlib import Path
 
@@ -27,6 +29,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def cannot_listen(exc: OSError, host: str, port: int) -> str:
+    """Why the server cannot listen on ``host``:``port``, in one line naming the option to change."""
+    if isinstance(exc, socket.gaierror):
+        return (f"--host {host}: not an address or a host name that resolves ({exc.strerror}); give an address "
+                f"of this machine, e.g. 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)")
+    if exc.errno == errno.EADDRINUSE:
+        return (f"--port {port}: already in use on {host} (another review server?); stop it or give another "
+                f"--port (0 picks a free one)")
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return (f"--host {host}: not an address of this machine; give one of its addresses, 127.0.0.1 "
+                f"(this machine only) or 0.0.0.0 (every interface)")
+    if exc.errno == errno.EACCES:
+        return f"--port {port}: not allowed to listen on it here (below 1024 needs privileges); give another --port"
+    return f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})"
+
+
 def run(args: argparse.Namespace, *, local: bool) -> int:
     """Open the run and serve until interrupted (or export the labels)."""
     from quiltdetect.common.config import ConfigError
@@ -35,6 +53,8 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
     from quiltdetect.review.labels import LabelStore
     from quiltdetect.review.server import ReviewApp, base_url, make_server
 
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be 0 to 65535 (0 picks a free one), got {args.port}")
     export = output_file(args.export, "--export") if args.export else None
     db = output_file(args.db, "--db") if args.db else None
     try:
@@ -48,7 +68,10 @@ def run(args: argparse.Namespace, *, local: bool) -> int:
         out.write_bytes(app.export_parquet() if out.suffix == ".parquet" else app.export_csv())
         print(f"wrote {len(app.export_rows())} labels to {out}")
         return 0
-    server = make_server(app, args.host, args.port, args.allow_host)
+    try:
+        server = make_server(app, args.host, args.port, args.allow_host)
+    except OSError as exc:
+        raise ConfigError(cannot_listen(exc, args.host, args.port)) from exc
     host, port = server.server_address[:2]
     noun = "quilts" if quilt_run.kind == "quilts" else "dropped pages"
     print(f"quiltdetect review: {len(quilt_run.quilts)} {noun} of {quilt_run.path}, labels in {store.path}\n"
