@@ -68,3 +68,23 @@ def test_calibrate_command_writes_thresholds(tmp_path, capsys):
                            "b_threshold", "c_threshold", "combined_c_threshold"}
     merge_settings(NearDupConfig, chosen).validate(need_io=False)
     assert main(["neardup", "calibrate"]) == 2  # no --pairs: a message, not a traceback
+
+
+def test_calibrate_on_pairs_it_cannot_read_says_so_in_one_line(tmp_path, capsys):
+    """Issue 73: a missing --pairs file was "the run failed: No such file or directory ... the same
+    command resumes after them" (calibrate has no stages), a bad line a traceback."""
+    gone, bad, partial, not_gzip = (tmp_path / n for n in ("gone.jsonl", "bad.jsonl", "partial.jsonl", "p.jsonl.gz"))
+    bad.write_text('{"label": 1, "left_text": "a", "right_text": "b"}\nnot json\n')
+    partial.write_text('{"label": 1, "left_text": "a"}\n')
+    not_gzip.write_bytes(b"plain")
+    cases = {gone: f"--pairs {gone}: no such file; give a JSON Lines file of labelled pairs",
+             tmp_path: f"--pairs {tmp_path}: a directory",
+             bad: f"--pairs {bad}, line 2: not JSON",
+             partial: f"--pairs {partial}, line 1: a pair is an object with label, left_text and right_text",
+             not_gzip: f"--pairs {not_gzip}: cannot read it (Not a gzipped file"}
+    for path, said in cases.items():
+        capsys.readouterr()
+        assert main(["neardup", "calibrate", "--pairs", str(path), "--output", str(tmp_path / "out")]) == 2, path
+        err = capsys.readouterr().err
+        assert err.startswith(f"quiltdetect: error: {said}") and err.count("\n") == 1 and "resume" not in err, err
+    assert not (tmp_path / "out").exists()

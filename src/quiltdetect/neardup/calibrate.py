@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from quiltdetect.common.errors import ConfigError
 from quiltdetect.neardup import lsh
 from quiltdetect.neardup.fingerprints import fingerprint, shingle_set
 from quiltdetect.neardup.simhash import c_similarity
@@ -76,16 +77,30 @@ class Score:
 
 
 def read_pairs(path: str | Path) -> list[LabelledPair]:
-    """Labelled pairs from a JSON Lines file (gzip if it ends with .gz)."""
+    """Labelled pairs from a JSON Lines file (gzip if it ends with .gz). A line that is not a
+    pair (not a JSON object, no ``label``, ``left_text`` or ``right_text``) is a ConfigError
+    naming the line; a file that cannot be read is an OSError."""
     opener = gzip.open if str(path).endswith(".gz") else open
     pairs = []
     with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
+        for number, line in enumerate(fh, 1):
             if line.strip():
-                r = json.loads(line)
-                pairs.append(LabelledPair(str(r.get("corpus", "")), int(r["label"]), r["left_text"] or "",
-                                          r["right_text"] or ""))
+                pairs.append(_pair(line, f"--pairs {path}, line {number}"))
     return pairs
+
+
+def _pair(line: str, where: str) -> LabelledPair:
+    try:
+        r = json.loads(line)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: not JSON ({exc})") from exc
+    if not isinstance(r, dict) or not {"label", "left_text", "right_text"} <= r.keys():
+        raise ConfigError(f"{where}: a pair is an object with label, left_text and right_text")
+    try:
+        label = int(r["label"])
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: label must be an integer (>= 1: near-duplicate), got {r['label']!r}") from exc
+    return LabelledPair(str(r.get("corpus", "")), label, str(r["left_text"] or ""), str(r["right_text"] or ""))
 
 
 def similarities(pairs: Iterable[LabelledPair], k: int, wrap: bool = False) -> tuple[np.ndarray, np.ndarray]:

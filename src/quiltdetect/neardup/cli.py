@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 import yaml
@@ -55,7 +56,14 @@ def run_calibration(args: argparse.Namespace) -> int:
         raise ConfigError("calibrate needs --pairs FILE (JSON Lines with left_text, right_text, label)")
     write_config = output_file(args.write_config, "--write-config") if args.write_config else None
     cfg = neardup_config(args, need_io=False)
-    pairs = cal.read_pairs(args.pairs)
+    if not os.path.isfile(args.pairs):
+        what = "a directory" if os.path.isdir(args.pairs) else "no such file"
+        raise ConfigError(f"--pairs {args.pairs}: {what}; give a JSON Lines file of labelled pairs "
+                          "(left_text, right_text, label)")
+    try:
+        pairs = cal.read_pairs(args.pairs)
+    except (OSError, UnicodeDecodeError, EOFError) as exc:  # unreadable, not gzip, not UTF-8
+        raise ConfigError(f"--pairs {args.pairs}: cannot read it ({_reason(exc)})") from exc
     train = [p for p in pairs if not args.train_corpus or p.corpus == args.train_corpus]
     test = [p for p in pairs if args.test_corpus and p.corpus == args.test_corpus]
     if not train:
@@ -70,10 +78,17 @@ def run_calibration(args: argparse.Namespace) -> int:
         for score in result.test.values():
             print("  " + score.row())
     if write_config:
-        with open(write_config, "w", encoding="utf-8") as fh:
-            yaml.safe_dump(result.config(), fh, sort_keys=False)
+        try:
+            with open(write_config, "w", encoding="utf-8") as fh:
+                yaml.safe_dump(result.config(), fh, sort_keys=False)
+        except OSError as exc:
+            raise ConfigError(f"--write-config {args.write_config}: cannot write it ({_reason(exc)})") from exc
         print(f"chosen thresholds written to {args.write_config}")
     return 0
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
 def run(args: argparse.Namespace, *, local: bool) -> int:
