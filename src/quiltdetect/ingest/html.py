@@ -276,6 +276,57 @@ def _enough_to_detect(data: bytes, least: int = 32) -> bool:
 
 _DETECT_BYTES = 1 << 16  # the detector reads at most the first 64 KB
 
+# Russian, Ukrainian or Bulgarian text in windows-1251 or KOI8-R declared windows-1252 (or
+# ISO-8859-1, which browsers read as it) decodes without an error, every byte being a letter of
+# windows-1252: it is read as a Cyrillic encoding when its letters beyond ASCII mostly form words
+# of their own (``_own_words``), and a Cyrillic reading turns its words into plain Cyrillic words.
+_CYRILLIC_PAGES = ("cp1251", "koi8_r")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_BEYOND_ASCII = re.compile(r"[^\W\d_\x00-\x7f]+")  # runs of letters beyond ASCII
+_OWN_WORDS = re.compile(r"(?<![^\W\d_])[^\W\d_\x00-\x7f]{3,}(?![^\W\d_])")  # ... that are whole words
+
+
+def _own_words(text: str) -> bool:
+    """Whether most letters beyond ASCII of ``text`` (its first 64 KB) sit in words of at least 3
+    letters with no ASCII letter: in windows-1252, Cyrillic, Greek, Arabic or Hebrew read in
+    another code page (``Ïðèâåò``); Western European words mix their accented letters with ASCII
+    ones (``été``)."""
+    sample = text[:_DETECT_BYTES]
+    beyond = sum(map(len, _BEYOND_ASCII.findall(sample)))
+    own = sum(map(len, _OWN_WORDS.findall(sample)))
+    return beyond > 0 and 2 * own > beyond
+
+
+def _cyrillic_reading(text: str) -> tuple[float, float]:
+    """Of the words of ``text`` (its first 64 KB) with letters beyond ASCII: the share that are Cyrillic words in
+    lower case, title case or capitals, and the share in lower or title case."""
+    found = [w for w in _LETTERS.findall(text[:_DETECT_BYTES]) if len(w) >= 2 and not w.isascii()]
+    if not found:
+        return 0.0, 0.0
+    cyrillic = [w for w in found if all("\u0400" <= c <= "\u04ff" for c in w)]
+    cased = sum(1 for w in cyrillic if w.islower() or w.istitle() or w.isupper())
+    small = sum(1 for w in cyrillic if w.islower() or w.istitle())
+    return cased / len(found), small / len(found)
+
+
+def _misread_cyrillic(data: bytes, text: str) -> tuple[str, str] | None:
+    """(codec, text) when ``data``, which ``text`` reads in windows-1252, is Cyrillic text in
+    windows-1251 or KOI8-R: enough bytes beyond ASCII to tell (``_enough_to_detect``), most of
+    its letters beyond ASCII in words of their own, and a reading whose words are at least 90 %
+    plain Cyrillic words; of the two, the one with more words in lower or title case (each reads
+    the other's text as capitals)."""
+    if not _enough_to_detect(data) or not _own_words(text):
+        return None
+    best: tuple[float, str, str] | None = None
+    for codec in _CYRILLIC_PAGES:
+        reading = _strict(data, codec)
+        if reading is None:
+            continue
+        cased, small = _cyrillic_reading(reading)
+        if cased >= 0.9 and (best is None or small > best[0]):
+            best = (small, codecs.lookup(codec).name, reading)
+    return (best[1], best[2]) if best else None
+
 
 def decode_page(payload: bytes, content_type: str | None = None) -> Decoded:
     """Decode an HTML payload by the encoding its bytes fit. Never raises.
@@ -291,7 +342,10 @@ def decode_page(payload: bytes, content_type: str | None = None) -> Decoded:
     * bytes that do not decode in the declared encoding (Shift_JIS or GBK declared as UTF-8,
       windows-1252 undeclared) are decoded by the encoding a detector (charset-normalizer)
       finds, when they decode in it without error; else in the declared one, with U+FFFD for
-      what does not fit (``lenient``).
+      what does not fit (``lenient``);
+    * bytes declared windows-1252 (or ISO-8859-1 or US-ASCII, which browsers read as it) that
+      are Cyrillic text in windows-1251 or KOI8-R (``_misread_cyrillic``) are read in that one:
+      they decode in windows-1252 too, as mojibake (``Ïðèâåò``).
     """
     if not payload:
         return Decoded("", False)
@@ -315,6 +369,9 @@ def decode_page(payload: bytes, content_type: str | None = None) -> Decoded:
                 return Decoded(text, False, f"utf-8, not {name}")
         text = _strict(payload, name)
         if text is not None:
+            cyrillic = _misread_cyrillic(payload, text) if name == "cp1252" and not payload.isascii() else None
+            if cyrillic is not None:
+                return Decoded(cyrillic[1], False, f"{cyrillic[0]}, not {name}")
             return Decoded(text, False)
         if name == "utf-8" and _mostly_utf8(payload):
             return Decoded(payload.decode("utf-8", errors="replace"), True)
