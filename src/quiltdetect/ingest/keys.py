@@ -29,6 +29,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, StringType
 
+from quiltdetect.common.shuffle import size_in_bytes
+
 # Spark's hash partitioning: partition = pmod(murmur3_x86_32(value, seed 42), partitions).
 SPARK_HASH_SEED = 42
 # Below this much text per core, splitting the documents over the cores costs more (a sample
@@ -135,7 +137,7 @@ def doc_id_ranges(candidates: DataFrame, n_candidates: int, total_bytes: int) ->
     read) and the kept documents in each: two small jobs over the doc_ids, a sample of at most
     about ``SAMPLE_PER_RANGE`` per range to the driver and one count per range."""
     spark = candidates.sparkSession
-    n_ranges = range_count(total_bytes, _bytes(spark.conf.get("spark.sql.adaptive.advisoryPartitionSizeInBytes", "64m")),
+    n_ranges = range_count(total_bytes, size_in_bytes(spark.conf.get("spark.sql.adaptive.advisoryPartitionSizeInBytes", "64m")),
                            spark.sparkContext.defaultParallelism, int(spark.conf.get("spark.sql.shuffle.partitions")))
     ids = candidates.select("doc_id")
     bounds: list[str] = []
@@ -178,13 +180,3 @@ def numbered_documents(candidates: DataFrame, ranges: Ranges, columns: list[str]
     numbered = kept.withColumn("doc_key", (first + F.row_number().over(number) - 1).cast("long"))
     return numbered.select(*[F.col(c) if c == "doc_id" else F.when(known, F.col(c)).alias(c) for c in columns])
 
-
-def _bytes(size: str) -> int:
-    """A Spark size setting ("64m", "67108864b", "1g") in bytes."""
-    text = size.strip().lower()
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-    for suffix in ("kb", "mb", "gb", "tb", "b", "k", "m", "g", "t"):
-        if text.endswith(suffix):
-            number = text[: -len(suffix)]
-            return int(float(number) * units.get(suffix[0], 1))
-    return int(text)
