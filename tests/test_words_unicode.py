@@ -1,6 +1,7 @@
-"""Words for every script (definitions §0, issue 61), without Spark: one Unicode form, marks kept
-with their letters, spaceless scripts cut into words, invisible characters ignored. Properties by
-Hypothesis; the issue's table of sentences as examples."""
+"""Words for every script (definitions §0, issues 61 and 74), without Spark: one Unicode form,
+marks kept with their letters, spaceless scripts cut into words, Thai-family letters into units
+whose boundaries depend only on the letters around them, invisible characters ignored.
+Properties by Hypothesis; the issues' sentences as examples."""
 
 from __future__ import annotations
 
@@ -154,6 +155,12 @@ def test_a_run_made_under_the_old_words_is_refused_as_previous(tmp_path):
     old.mkdir()
     (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "inputs_key": "x", "run_id": "r"}))
     with pytest.raises(ConfigError, match=r"older definition of documents and words .*run once without --previous"):
+        open_previous(None, cfg, str(old))
+    # a run under words-2 (Thai-family words of 4 letters from the run's start: issue 74)
+    (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "inputs_key": "x", "run_id": "r",
+                                               "definitions": {**DEFINITIONS, "words": "words-2"}}))
+    with pytest.raises(ConfigError, match=r"older definition of words \(words words-2; this version uses words-3: "
+                                          r"docs/definitions.md §0\).*run once without --previous"):
         open_previous(None, cfg, str(old))
     (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "definitions": DEFINITIONS}))
     with pytest.raises(ConfigError, match="-k is 5 but the previous run"):  # past the definitions, to the settings
