@@ -82,7 +82,6 @@ SEPARATOR, WORD, SPACELESS, MARK, LETTER, CONTINUES, LETTER_MARK = CharClass
 CUT_WINDOW = 2
 _CUT_MULTIPLIERS = (0x9E3779B1, 0x85EBCA77, 0x2C1B3C6D, 0x297A2D39)
 _M32 = 0xFFFFFFFF
-_NO_PAIR = 1 << 32  # the first letter of a run has no pair: above every pair hash
 
 
 def pair_hash(previous: int, letter: int) -> int:
@@ -100,44 +99,50 @@ def unit_starts(points: list[int]) -> list[bool]:
     """Whether each letter of one run of Thai, Lao, Khmer or Myanmar letters (their code points,
     marks left out) starts a unit: the definition of the boundaries (``batch_unit_starts`` is the
     same over many runs in numpy)."""
-    pairs = [_NO_PAIR] + [pair_hash(p, q) for p, q in zip(points, points[1:], strict=False)]
+    pairs = [0] + [pair_hash(p, q) for p, q in zip(points, points[1:], strict=False)]  # (the first has none)
     n = len(points)
     return [j == 0 or all(pairs[j] < pairs[x] for x in range(max(1, j - CUT_WINDOW), min(n, j + CUT_WINDOW + 1))
                           if x != j) for j in range(n)]
 
 
 def pair_hashes(previous: np.ndarray, letters: np.ndarray) -> np.ndarray:
-    """``pair_hash`` of each pair of code points, as uint64 (uint32 arithmetic wraps as the masks
+    """``pair_hash`` of each pair of code points, as uint32 (uint32 arithmetic wraps as the masks
     of ``pair_hash`` do)."""
     a, b, c, d = (np.uint32(m) for m in _CUT_MULTIPLIERS)
-    x = (previous.astype(np.uint32) * a) ^ (letters.astype(np.uint32) * b)
+    x = previous.astype(np.uint32, copy=False) * a
+    x ^= letters.astype(np.uint32, copy=False) * b
     x ^= x >> np.uint32(15)
     x *= c
     x ^= x >> np.uint32(13)
     x *= d
     x ^= x >> np.uint32(16)
-    return x.astype(np.uint64)
+    return x
 
 
 def batch_unit_starts(points: np.ndarray, first: np.ndarray) -> np.ndarray:
     """``unit_starts`` of many runs at once: ``points``, the letters of the runs one after the
-    other; ``first``, whether each starts its run. bool, per letter."""
+    other; ``first``, whether each starts its run. bool, per letter.
+
+    ``pairs[i]`` is the pair hash of letter i and the letter before it, meaningless for a run's
+    first letter, which never starts a unit by this rule (it starts one anyway) and is left out
+    of its neighbours' comparisons."""
     n = points.shape[0]
-    pairs = np.full(n, _NO_PAIR, dtype=np.uint64)
-    if n > 1:
-        inside = ~first[1:]
-        pairs[1:][inside] = pair_hashes(points[:-1][inside], points[1:][inside])
-    run = np.cumsum(first)
-    starts = first.copy()
-    smallest = ~first
-    for d in range(1, CUT_WINDOW + 1):
-        if d >= n:
-            break
-        same = run[d:] == run[:-d]  # letter i and letter i + d are in one run
-        # pairs[i] < pairs[i + d] and pairs[i + d] < pairs[i] where both are in one run
-        smallest[:-d] &= ~same | (pairs[:-d] < pairs[d:])
-        smallest[d:] &= ~same | (pairs[d:] < pairs[:-d])
-    return starts | smallest
+    if n < 2:
+        return first.copy()
+    pairs = np.empty(n, dtype=np.uint32)
+    pairs[0] = 0
+    pairs[1:] = pair_hashes(points[:-1], points[1:])
+    has_pair = ~first
+    smallest = has_pair.copy()
+    joined = has_pair[1:].copy()  # letter i + d in the run of letter i, for d = 1, 2, ...
+    for d in range(1, min(CUT_WINDOW, n - 1) + 1):
+        if d > 1:
+            joined = joined[:-1] & has_pair[d:]
+        earlier, later = pairs[:-d], pairs[d:]
+        # letter i against i + d (which has a pair when both are in one run), and i + d against i
+        smallest[:-d] &= ~joined | (earlier < later)
+        smallest[d:] &= ~(joined & has_pair[:-d]) | (later < earlier)
+    return first | smallest
 
 
 def _in(ranges: tuple[tuple[int, int], ...], size: int) -> np.ndarray:
