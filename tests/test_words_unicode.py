@@ -314,3 +314,14 @@ def test_thai_units_are_about_an_english_word_and_unit_boundaries_at_least_three
             position = {i: n for n, i in enumerate(at)}
             inner = sorted(position[i] for i in cuts if i != at[0])
             assert all(y - x > CUT_WINDOW for x, y in zip(inner, inner[1:], strict=False)), run
+
+
+@given(st.lists(st.text(alphabet=LETTERS_ALPHABET + "  a1.\u200b", max_size=200), max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_the_numpy_path_equals_the_definition_on_long_runs_of_letters(batch):
+    """Long phrases of Thai, Lao, Khmer and Myanmar letters and marks, with spaces, Latin and
+    invisible characters between them: the job's words are the definition's."""
+    hashes, counts = batch_word_hashes(batch)
+    assert counts.tolist() == [len(words(t)) for t in batch]
+    expected = np.concatenate([term_hashes(words(t)) for t in batch]) if batch else np.empty(0, np.uint64)
+    assert np.array_equal(hashes, expected)
