@@ -12,6 +12,9 @@ per script (each script's paragraphs as pages, about 20,000 in one batch, fastes
     git show af57f1e:src/quiltdetect/kernel/words.py > /tmp/words_before.py
     PYTHONPATH=src python bench/words_throughput.py /tmp/quiltdetect-bench/c100000-s1.parquet \\
         --baseline /tmp/words_before.py --scripts tests/data/scripts
+
+A version whose kernel/unicode.py differs too (issue 74's) is compared by running the script
+without ``--baseline`` once per checkout, in turn (``PYTHONPATH=<checkout>/src``).
 """
 
 from __future__ import annotations
@@ -49,39 +52,45 @@ def timed(function, batch) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", type=Path, help="a Parquet corpus with a text column")
-    parser.add_argument("--baseline", type=Path, required=True, help="another version's kernel/words.py")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another version's kernel/words.py (one that imports this version's kernel/unicode.py); "
+                             "without it, this version alone: run the script once per checkout, in turn, with "
+                             "PYTHONPATH=<checkout>/src")
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--scripts", type=Path, default=None, help="tests/data/scripts: pages/s per script")
     args = parser.parse_args()
-    baseline = load(args.baseline)
+    versions = [("this", current.batch_word_hashes)]
+    if args.baseline:
+        versions.append(("baseline", load(args.baseline).batch_word_hashes))
     texts = texts_of(args.corpus)
     batches = [texts[i:i + BATCH] for i in range(0, len(texts), BATCH)]
     warm = [*batches[0][:100], "\U0001d518 \u00e9\u0301 \u00c9 \uff21 \u00ad"]  # every table built before timing
-    for name, function in (("this", current.batch_word_hashes), ("baseline", baseline.batch_word_hashes)):
+    for name, function in versions:
         started = time.process_time()
         function(warm)
         print(f"{name:9} tables built once per process: {time.process_time() - started:.2f} CPU-seconds")
     # Each batch is hashed by both, in turn, ``passes`` times; its fastest time of each counts
     # (the machine's noise only ever adds time).
-    cpu = {"this": 0.0, "baseline": 0.0}
-    found = {"this": 0, "baseline": 0}
+    cpu = {name: 0.0 for name, _ in versions}
+    found = {name: 0 for name, _ in versions}
     per_pass = []
     for batch in batches:
-        best = {"this": float("inf"), "baseline": float("inf")}
+        best = {name: float("inf") for name, _ in versions}
         for _ in range(args.passes):
-            for name, function in (("this", current.batch_word_hashes), ("baseline", baseline.batch_word_hashes)):
+            for name, function in versions:
                 seconds, n = timed(function, batch)
                 best[name] = min(best[name], seconds)
                 found[name] = n if _ == 0 else found[name]
         for name in cpu:
             cpu[name] += best[name]
-        per_pass.append(best["this"] / best["baseline"])
+        per_pass.append(best["this"] / best.get("baseline", best["this"]))
         found = {name: found[name] for name in found}
     pages = len(texts)
-    for name in ("this", "baseline"):
+    for name in cpu:
         print(f"{name:9} {pages / cpu[name]:10,.0f} pages per CPU-second (fastest of {args.passes} per batch)")
-    print(f"this / baseline CPU: {cpu['this'] / cpu['baseline']:.3f} (per batch: min {min(per_pass):.3f}, "
-          f"median {float(np.median(per_pass)):.3f}, max {max(per_pass):.3f})")
+    if args.baseline:
+        print(f"this / baseline CPU: {cpu['this'] / cpu['baseline']:.3f} (per batch: min {min(per_pass):.3f}, "
+              f"median {float(np.median(per_pass)):.3f}, max {max(per_pass):.3f})")
     if args.scripts:
         for path in sorted(args.scripts.glob("*.txt")):
             paragraphs = [p for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()]

@@ -1,6 +1,7 @@
-"""Words for every script (definitions §0, issue 61), without Spark: one Unicode form, marks kept
-with their letters, spaceless scripts cut into words, invisible characters ignored. Properties by
-Hypothesis; the issue's table of sentences as examples."""
+"""Words for every script (definitions §0, issues 61 and 74), without Spark: one Unicode form,
+marks kept with their letters, spaceless scripts cut into words, Thai-family letters into units
+whose boundaries depend only on the letters around them, invisible characters ignored.
+Properties by Hypothesis; the issues' sentences as examples."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quiltdetect.kernel.unicode import MARK, code_point_classes, compose, normalise
+from quiltdetect.kernel.unicode import (
+    CUT_WINDOW,
+    LETTER,
+    MARK,
+    batch_unit_starts,
+    code_point_classes,
+    compose,
+    normalise,
+    unit_starts,
+)
 from quiltdetect.kernel.words import batch_word_hashes, term_hashes, words
 from quiltdetect.review.highlight import NONE, highlight, word_spans
 
@@ -93,7 +103,8 @@ def test_the_issues_sentences():
     """The table of issue 61: before, Hindi fell apart at its vowel signs, Thai at its tone
     marks, a Chinese or Japanese clause was one word, NFD and full-width forms were other words."""
     assert words("हिन्दी भारत की राजभाषा है") == ["हिन्दी", "भारत", "की", "राजभाषा", "है"]
-    assert words("ภาษาไทยไม่มีช่องว่างระหว่างคำ") == ["ภาษา", "ไทยไ", "ม่มีช่อ", "งว่าง", "ระหว่", "างคํา"]
+    # (issue 74: Thai units cut where the letters around a place say, not every 4 letters)
+    assert words("ภาษาไทยไม่มีช่องว่างระหว่างคำ") == ["ภาษ", "าไทยไ", "ม่มีช่อง", "ว่างระหว่า", "งคํา"]
     assert words("我们今天去北京。明天回上海") == list("我们今天去北京明天回上海")
     assert words("東京都は日本の首都です") == list("東京都は日本の首都です")
     assert words("コーヒー") == ["コ", "ー", "ヒ", "ー"]
@@ -144,6 +155,12 @@ def test_a_run_made_under_the_old_words_is_refused_as_previous(tmp_path):
     old.mkdir()
     (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "inputs_key": "x", "run_id": "r"}))
     with pytest.raises(ConfigError, match=r"older definition of documents and words .*run once without --previous"):
+        open_previous(None, cfg, str(old))
+    # a run under words-2 (Thai-family words of 4 letters from the run's start: issue 74)
+    (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "inputs_key": "x", "run_id": "r",
+                                               "definitions": {**DEFINITIONS, "words": "words-2"}}))
+    with pytest.raises(ConfigError, match=r"older definition of words \(words words-2; this version uses words-3: "
+                                          r"docs/definitions.md §0\).*run once without --previous"):
         open_previous(None, cfg, str(old))
     (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "definitions": DEFINITIONS}))
     with pytest.raises(ConfigError, match="-k is 5 but the previous run"):  # past the definitions, to the settings
@@ -201,7 +218,9 @@ def test_the_review_tool_colours_each_patch_of_a_cjk_or_indic_quilt_by_its_sourc
     character's marks, and each source shows the passage the quilt took from it."""
     pages = [p for p in (SCRIPTS / f"{script}.txt").read_text(encoding="utf-8").split("\n\n") if p.strip()][:3]
     passages = [_passage(page, length, script in ("hi", "th")) for page in pages]
-    glue = " ### " if script in ("hi", "th") else "「＃＃＃」"
+    # a word of no source between passages (punctuation alone would let a gram run on from one
+    # passage into the next, which a source may really hold: Thai "และ", "and", ends many a phrase)
+    glue = " ### 間 ### " if script in ("hi", "th") else "「＃＃＃」"
     quilt = "序 " + glue.join(passages) + " 跋"
     lit = highlight(quilt, pages, 5)
     assert "".join(piece for piece, _ in lit.segments) == quilt
@@ -228,3 +247,81 @@ def test_marks_that_an_invisible_character_kept_apart_are_put_in_canonical_order
         hashes, counts = batch_word_hashes([text, "plain " + text])
         assert counts.tolist() == [len(words(text)), len(words("plain " + text))]
         assert np.array_equal(hashes, np.concatenate([term_hashes(words(text)), term_hashes(words("plain " + text))]))
+
+
+# Letters and marks of the four scripts whose runs of letters are cut into units, no spaces.
+LETTERS_ALPHABET = ("กขคงจฉชซดตถทนบปผพฟมยรลวศสหอฮเแโใไะาำ" "\u0e31\u0e34\u0e35\u0e36\u0e37\u0e38\u0e39\u0e47\u0e48\u0e49\u0e4c"
+                    "ກຂຄງຈສຊຍດຕຖທນບປຜພຟມຢຣລວຫອຮ" "\u0eb1\u0eb4\u0eb5\u0ec8\u0ec9"
+                    "កខគឃងចឆជឈញដឋឌឍណតថទធនបផពភមយរលវសហឡអ" "\u17b6\u17b7\u17b8\u17c1\u17d2\u17cb"
+                    "ကခဂဃငစဆဇဈညဋဌဍဎဏတထဒဓနပဖဗဘမယရလဝသဟဠအ" "\u102b\u102c\u102d\u102f\u1031\u1036\u1037\u1039\u103a\u103b")
+letter_runs = st.text(alphabet=LETTERS_ALPHABET, min_size=1, max_size=120)
+
+
+def _letter_cuts(text: str) -> tuple[list[int], set[int]]:
+    """(the indices of ``text``'s letters, the indices of those that start a unit by the
+    definition): ``text`` is one run of letters and marks."""
+    classes = code_point_classes()
+    at = [i for i, c in enumerate(text) if classes[ord(c)] == LETTER]
+    starts = unit_starts([ord(text[i]) for i in at])
+    return at, {i for i, cut in zip(at, starts, strict=True) if cut}
+
+
+@given(st.lists(letter_runs, min_size=1, max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_the_numpy_unit_starts_equal_the_definition_over_many_runs(runs):
+    """``batch_unit_starts`` (the job's path) is ``unit_starts`` run by run, whatever the runs'
+    lengths (windows that would reach into the run before or after)."""
+    points = [[ord(c) for c in r if code_point_classes()[ord(c)] == LETTER] for r in runs]
+    points = [p for p in points if p]
+    flat = np.array([x for p in points for x in p], dtype=np.int64)
+    first = np.array([j == 0 for p in points for j in range(len(p))], dtype=bool)
+    want = [x for p in points for x in unit_starts(p)]
+    assert batch_unit_starts(flat, first).tolist() == want
+
+
+@given(letter_runs.filter(lambda t: code_point_classes()[ord(t[0])] == LETTER), st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_copy_starting_anywhere_has_the_sources_units_from_its_first_boundary_inside(source, data):
+    """definitions §0: a unit boundary depends only on the letters around it, so a passage cut
+    out of a phrase at any letter has the source's boundaries from its (CUT_WINDOW + 1)-th letter
+    on, and every boundary the source has inside it; its words there are the source's words."""
+    at, cuts = _letter_cuts(source)
+    a = data.draw(st.sampled_from(at), label="copy starts at letter")
+    b = data.draw(st.integers(a + 1, len(source)), label="copy ends before")
+    copy = source[a:b]
+    copy_at, copy_cuts = _letter_cuts(copy)
+    inside = [i + a for i in copy_at]
+    copy_cuts = {i + a for i in copy_cuts}
+    assert cuts & set(inside[1:]) <= copy_cuts  # the source's boundaries are kept
+    middle = set(inside[CUT_WINDOW + 1:len(inside) - CUT_WINDOW])
+    assert copy_cuts & middle == cuts & middle  # and, away from its ends, no other one
+    # so the units between two boundaries there are words of both
+    inner = sorted(copy_cuts & middle)
+    source_words, copy_words = set(words(source)), set(words(copy))
+    for x, y in zip(inner, inner[1:], strict=False):
+        assert normalise(source[x:y]) in source_words & copy_words
+
+
+def test_thai_units_are_about_an_english_word_and_unit_boundaries_at_least_three_letters_apart():
+    """On the real Thai and Myanmar prose: about five characters a unit (English: 5.8 with its
+    space), never two boundaries inside a run closer than CUT_WINDOW + 1 letters."""
+    for name in ("th.txt", "th-xquad.txt", "my.txt"):
+        text = (SCRIPTS / name).read_text(encoding="utf-8")
+        units = words(text)
+        assert 3.5 < len(text) / len(units) < 7.0, name
+        for run in normalise(text).split():
+            at, cuts = _letter_cuts(run)
+            position = {i: n for n, i in enumerate(at)}
+            inner = sorted(position[i] for i in cuts if i != at[0])
+            assert all(y - x > CUT_WINDOW for x, y in zip(inner, inner[1:], strict=False)), run
+
+
+@given(st.lists(st.text(alphabet=LETTERS_ALPHABET + "  a1.\u200b", max_size=200), max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_the_numpy_path_equals_the_definition_on_long_runs_of_letters(batch):
+    """Long phrases of Thai, Lao, Khmer and Myanmar letters and marks, with spaces, Latin and
+    invisible characters between them: the job's words are the definition's."""
+    hashes, counts = batch_word_hashes(batch)
+    assert counts.tolist() == [len(words(t)) for t in batch]
+    expected = np.concatenate([term_hashes(words(t)) for t in batch]) if batch else np.empty(0, np.uint64)
+    assert np.array_equal(hashes, expected)

@@ -2,16 +2,19 @@
 
 ``normalise`` is what every analysis reads: invisible format characters removed, NFKC, case
 folded. ``code_point_classes`` says, for every code point, what it is to the word rule of
-``kernel.words``: a separator, a letter or digit of a script written with spaces, a letter of a
-script written without them (each is a word of its own), or a combining mark (which belongs to
-the character before it). Both come from Python's ``unicodedata`` (Unicode 14.0 on Python 3.11,
-15.0 on 3.12), built once per process; no Spark here.
+``kernel.words`` (``CharClass``): a separator, a letter or digit of a script written with spaces,
+a Han or Kana character (a word of its own), a letter of Thai, Lao, Khmer or Myanmar (cut into
+units by ``unit_starts``), or a combining mark (which belongs to the character before it). Both
+come from Python's ``unicodedata`` (Unicode 14.0 on Python 3.11, 15.0 on 3.12), built once per
+process; no Spark here.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import cache
 
 import numpy as np
@@ -28,11 +31,12 @@ _IGNORABLE_RANGES = (
 
 # Scripts written without spaces between words. In Han and Kana a character is a morpheme or a
 # syllable: each is a word of its own (SPACELESS). In Thai, Lao, Khmer and Myanmar a character
-# is a letter: a run of them (a phrase between spaces) is cut, from its start, into words of
-# LETTERS_PER_WORD letters, each letter with its marks (LETTERS). Measured on XQuAD's parallel
-# paragraphs (bench/words_scripts.py, docs/definitions.md §0): a Chinese character is 0.62 of an
-# English word, four Thai letters 0.85. Tibetan marks its syllables (the tsheg) and Hangul puts
-# spaces between words: both are read as words are in spaced scripts.
+# is a letter (LETTER): a run of them (a phrase between spaces) is cut into units of about five
+# letters, each letter with its marks, at boundaries that depend only on the letters around them
+# (``unit_starts``), so a passage copied from inside a phrase has the source's units from its
+# first boundary on. Measured on XQuAD's parallel paragraphs
+# (bench/words_scripts.py, docs/definitions.md §0). Tibetan marks its syllables (the tsheg) and
+# Hangul puts spaces between words: both are read as words are in spaced scripts.
 SPACELESS_RANGES = (
     (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
     (0x3005, 0x3007), (0x3021, 0x3029), (0x3031, 0x3035), (0x3038, 0x303C),  # 々〆〇, Suzhou numerals, kana repeat marks
@@ -49,12 +53,96 @@ LETTER_RANGES = (
     (0x1000, 0x109F), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F),  # Myanmar, extended-B, -A
     (0x1780, 0x17FF), (0x19E0, 0x19FF),  # Khmer, Khmer symbols
 )
-LETTERS_PER_WORD = 4
 
 # Hangul jamo: a vowel or final after a syllable composes with it under NFKC.
 _JAMO_RANGES = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xA960, 0xA97F), (0xD7B0, 0xD7FF))
 
-SEPARATOR, WORD, SPACELESS, MARK, LETTER = 0, 1, 2, 3, 5  # values of ``code_point_classes``
+class CharClass(enum.IntEnum):
+    """What a character is to the word rule (definitions §0), as the uint8 values of
+    ``code_point_classes`` (the first five) and of ``kernel.words``' per-text classes (all)."""
+
+    SEPARATOR = 0  # no part of a word
+    WORD = 1  # a letter or digit of a script written with spaces (and a mark after one)
+    SPACELESS = 2  # a Han or Kana character: a word of its own
+    MARK = 3  # a combining mark: belongs to the character before it
+    LETTER = 4  # a letter of Thai, Lao, Khmer or Myanmar: cut into units (``unit_starts``)
+    CONTINUES = 5  # in a text: a mark after a SPACELESS character
+    LETTER_MARK = 6  # in a text: a mark after a LETTER
+
+
+SEPARATOR, WORD, SPACELESS, MARK, LETTER, CONTINUES, LETTER_MARK = CharClass
+
+# Where a unit of Thai, Lao, Khmer or Myanmar letters starts (definitions §0): at the first
+# letter of a run, and at a letter whose pair hash (of its code point and the previous letter's,
+# the marks between them left out) is smaller than the pair hashes of the CUT_WINDOW letters on
+# each side of it in the run. Boundaries then depend on the six letters around them alone (not
+# on where the phrase started), are at least CUT_WINDOW + 1 letters apart, and come about one
+# letter in five: measured on XQuAD, a unit is 0.87 of an English word (1.15 units per English
+# word) and unrelated Thai paragraphs share as few 5-grams as English ones do.
+CUT_WINDOW = 2
+_CUT_MULTIPLIERS = (0x9E3779B1, 0x85EBCA77, 0x2C1B3C6D, 0x297A2D39)
+_M32 = 0xFFFFFFFF
+
+
+def pair_hash(previous: int, letter: int) -> int:
+    """The 32-bit hash of two consecutive letters' code points (``pair_hashes`` over arrays)."""
+    a, b, c, d = _CUT_MULTIPLIERS
+    x = ((previous * a) & _M32) ^ ((letter * b) & _M32)
+    x ^= x >> 15
+    x = (x * c) & _M32
+    x ^= x >> 13
+    x = (x * d) & _M32
+    return x ^ (x >> 16)
+
+
+def unit_starts(points: list[int]) -> list[bool]:
+    """Whether each letter of one run of Thai, Lao, Khmer or Myanmar letters (their code points,
+    marks left out) starts a unit: the definition of the boundaries (``batch_unit_starts`` is the
+    same over many runs in numpy)."""
+    pairs = [0] + [pair_hash(p, q) for p, q in zip(points, points[1:], strict=False)]  # (the first has none)
+    n = len(points)
+    return [j == 0 or all(pairs[j] < pairs[x] for x in range(max(1, j - CUT_WINDOW), min(n, j + CUT_WINDOW + 1))
+                          if x != j) for j in range(n)]
+
+
+def pair_hashes(previous: np.ndarray, letters: np.ndarray) -> np.ndarray:
+    """``pair_hash`` of each pair of code points, as uint32 (uint32 arithmetic wraps as the masks
+    of ``pair_hash`` do)."""
+    a, b, c, d = (np.uint32(m) for m in _CUT_MULTIPLIERS)
+    x = previous.astype(np.uint32, copy=False) * a
+    x ^= letters.astype(np.uint32, copy=False) * b
+    x ^= x >> np.uint32(15)
+    x *= c
+    x ^= x >> np.uint32(13)
+    x *= d
+    x ^= x >> np.uint32(16)
+    return x
+
+
+def batch_unit_starts(points: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """``unit_starts`` of many runs at once: ``points``, the letters of the runs one after the
+    other; ``first``, whether each starts its run. bool, per letter.
+
+    ``pairs[i]`` is the pair hash of letter i and the letter before it, meaningless for a run's
+    first letter, which never starts a unit by this rule (it starts one anyway) and is left out
+    of its neighbours' comparisons."""
+    n = points.shape[0]
+    if n < 2:
+        return first.copy()
+    pairs = np.empty(n, dtype=np.uint32)
+    pairs[0] = 0
+    pairs[1:] = pair_hashes(points[:-1], points[1:])
+    has_pair = ~first
+    smallest = has_pair.copy()
+    joined = has_pair[1:].copy()  # letter i + d in the run of letter i, for d = 1, 2, ...
+    for d in range(1, min(CUT_WINDOW, n - 1) + 1):
+        if d > 1:
+            joined = joined[:-1] & has_pair[d:]
+        earlier, later = pairs[:-d], pairs[d:]
+        # letter i against i + d (which has a pair when both are in one run), and i + d against i
+        smallest[:-d] &= ~joined | (earlier < later)
+        smallest[d:] &= ~(joined & has_pair[:-d]) | (later < earlier)
+    return first | smallest
 
 
 def _in(ranges: tuple[tuple[int, int], ...], size: int) -> np.ndarray:
@@ -262,13 +350,46 @@ def joins_previous(size: int = FULL) -> np.ndarray:
 
 @cache
 def token_pattern() -> re.Pattern[str]:
-    """The word rule as a regular expression over normalised text: a Han or Kana character with
-    the marks after it; up to LETTERS_PER_WORD letters of Thai, Lao, Khmer or Myanmar with their
-    marks (scanning from the start of their run, the runs are cut into such words); or a run
-    of other letters, digits and marks."""
+    """The word rule as a regular expression over normalised text, before runs of letters are
+    cut (``word_spans``): a Han or Kana character with the marks after it; a run of letters of
+    Thai, Lao, Khmer or Myanmar with their marks; or a run of other letters, digits and marks."""
     classes = code_point_classes()
     spaceless = _char_class(_runs(classes == SPACELESS))
-    letters = _char_class(_runs(classes == LETTER))
     marks = _char_class(_runs(classes == MARK))
     word = _char_class(_runs((classes == WORD) | (classes == MARK)))
-    return re.compile(f"[{spaceless}][{marks}]*|(?:[{letters}][{marks}]*){{1,{LETTERS_PER_WORD}}}|[{word}]+")
+    return re.compile(f"[{spaceless}][{marks}]*|(?:[{_letters()}][{marks}]*)+|[{word}]+")
+
+
+@cache
+def _letters() -> str:
+    return _char_class(_runs(code_point_classes() == LETTER))
+
+
+@cache
+def _letter_run() -> re.Pattern[str]:
+    return re.compile(f"[{_letters()}]")
+
+
+def has_letters(text: str) -> bool:
+    """Whether ``text`` holds a letter of Thai, Lao, Khmer or Myanmar (a run to cut into units)."""
+    return _letter_run().search(text) is not None
+
+
+def word_spans(text: str) -> Iterator[tuple[int, int]]:
+    """The (start, end) of every word of the normalised ``text``, in order (definitions §0):
+    ``token_pattern``'s matches, each run of Thai, Lao, Khmer or Myanmar letters cut before
+    every letter that starts a unit (``unit_starts``)."""
+    pattern = token_pattern()
+    if not has_letters(text):
+        for match in pattern.finditer(text):
+            yield match.span()
+        return
+    letter = _letter_run().match
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if not letter(text, start):
+            yield start, end
+            continue
+        at = [i for i in range(start, end) if letter(text, i)]
+        cuts = [i for i, cut in zip(at, unit_starts([ord(text[i]) for i in at]), strict=True) if cut]
+        yield from zip(cuts, [*cuts[1:], end], strict=True)

@@ -2,9 +2,12 @@
 
 A text is read in one Unicode form (``kernel.unicode.normalise``: format characters removed,
 NFKC, case folded). Its words are the runs of letters, digits and combining marks, except that
-each letter of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar, Tibetan)
-is a word of its own, with the marks that follow it. Each distinct word is hashed once per
-process with seeded 64-bit MurmurHash3 and memoised, since web text is Zipfian.
+each Han or Kana character is a word of its own with the marks that follow it, and a run of
+Thai, Lao, Khmer or Myanmar letters is cut into units of about four letters (each with its
+marks) where hashes of the letters around a place say so (``kernel.unicode.unit_starts``),
+so that a copy starting inside a phrase has the same units from its first boundary on. Each
+distinct word is hashed once per process with seeded 64-bit MurmurHash3 and memoised, since
+web text is Zipfian.
 
 ``batch_word_hashes`` gives the same hashes for a batch of texts without a Python object
 per word: the texts' UTF-8 bytes are classified in numpy (a table of every code point's class,
@@ -25,18 +28,23 @@ import numpy as np
 from quiltdetect.kernel import unicode
 from quiltdetect.kernel.murmur import PAD, hash64_many
 from quiltdetect.kernel.unicode import (
+    CONTINUES,
     LETTER,
-    LETTERS_PER_WORD,
+    LETTER_MARK,
     MARK,
     SEPARATOR,
     SPACELESS,
     WORD,
+    CharClass,
+    batch_unit_starts,
     normalise,
 )
 
 # What a word is, as stored runs know it: a run made under another definition has other grams
-# (an update refuses it as --previous). "words-2": Unicode words (issue 61); before, [^\W_]+.
-WORDS_DEFINITION = "words-2"
+# (an update refuses it as --previous). "words-3": Thai, Lao, Khmer and Myanmar units cut where
+# the letters around a place say (issue 74); "words-2": Unicode words (issue 61), those units
+# cut every 4 letters from the start of their run; before, [^\W_]+.
+WORDS_DEFINITION = "words-3"
 WORD_SEED = 0x5157_4C54  # "QWLT": fixed so fingerprints are stable across runs and machines
 MEMO_LIMIT = 2_000_000  # distinct words kept in the per-process memo before it is reset
 
@@ -45,7 +53,10 @@ def words(text: str | None) -> list[str]:
     """The words of ``text`` (definitions §0), in order, in their normalised form."""
     if not text:
         return []
-    return unicode.token_pattern().findall(normalise(text))
+    text = normalise(text)
+    if not unicode.has_letters(text):  # (no run of letters to cut: the pattern's matches)
+        return unicode.token_pattern().findall(text)
+    return [text[a:b] for a, b in unicode.word_spans(text)]
 
 
 class _WordHashMemo(dict):
@@ -95,9 +106,6 @@ def _non_ascii(buf: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray, np.
     return leads, width, point
 
 
-CONTINUES, LETTER_MARK = 4, 6  # a mark after a Han or Kana character, after a Thai (...) letter
-
-
 def _char_classes(non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray],
                   own: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(each non-ASCII character's class in its text, whether it starts a word of its own,
@@ -108,9 +116,9 @@ def _char_classes(non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray],
     or LETTER_MARK (a mark after a LETTER). A mark takes the class of the character before it,
     through any run of marks: it continues a Han, Kana or Thai (...) character's word, and is
     WORD anywhere else (after a letter, a digit, a separator or another such mark). A SPACELESS
-    character starts a word, and so does every LETTERS_PER_WORD-th LETTER of a run of them
-    (with their marks), counted from its start."""
-    leads, width, _ = non_ascii
+    character starts a word, and so does a LETTER that starts a unit of its run of letters
+    (``unicode.batch_unit_starts``: the first letter of the run, and the boundaries inside it)."""
+    leads, width, points = non_ascii
     after_previous = np.zeros(leads.shape[0], dtype=bool)
     after_previous[1:] = leads[1:] == leads[:-1] + width[:-1]
     position = np.arange(leads.shape[0], dtype=np.int32)  # (int32: a batch holds < 2**31 characters)
@@ -126,18 +134,19 @@ def _char_classes(non_ascii: tuple[np.ndarray, np.ndarray, np.ndarray],
         in_run = is_letter | (own == LETTER_MARK)
         begins = in_run.copy()
         begins[1:] &= ~(after_previous[1:] & in_run[:-1])
-        letters_before = np.cumsum(is_letter, dtype=np.int32)
-        letters_before -= is_letter  # letters before each character
-        first = np.where(begins, position, np.int32(0))
-        np.maximum.accumulate(first, out=first)
-        nth = letters_before - letters_before[first]  # 0-based rank of a letter in its run
-        starts |= is_letter & (nth % LETTERS_PER_WORD == 0)
+        at = np.flatnonzero(is_letter)
+        starts[at] = batch_unit_starts(points[at], begins[at])
     return own, starts, after_previous
 
 
 # The class a mark takes from the character before it (by that character's class).
-_MARK_AFTER = np.full(8, WORD, dtype=np.uint8)
+_MARK_AFTER = np.full(len(CharClass), WORD, dtype=np.uint8)
 _MARK_AFTER[SPACELESS], _MARK_AFTER[LETTER] = CONTINUES, LETTER_MARK
+
+
+# The classes of the characters whose texts need ``_char_classes``: marks, Han, Kana, letters.
+_SPECIAL = np.zeros(len(CharClass), dtype=bool)
+_SPECIAL[[SPACELESS, MARK, LETTER]] = True
 
 
 def _write_points(buf: np.ndarray, at: np.ndarray, width: np.ndarray, points: np.ndarray) -> None:
@@ -284,7 +293,7 @@ def _word_spans(texts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np
     ascii_word |= scratch < 10
     leads, width, point = non_ascii
     own = unicode.code_point_classes(unicode.table_size(point))[point] if leads.size else leads
-    odd = (own == MARK) | (own >= SPACELESS) if leads.size else leads.astype(bool)
+    odd = _SPECIAL[own] if leads.size else leads.astype(bool)
     if odd.any():
         # Only the texts holding a mark or a letter of a spaceless script need the classes of
         # _char_classes (a few in a batch of English): their characters are taken apart.

@@ -23,8 +23,8 @@ from quiltdetect.kernel.unicode import (
     joins_previous,
     normalise,
     table_size,
-    token_pattern,
 )
+from quiltdetect.kernel.unicode import word_spans as normalised_word_spans
 from quiltdetect.kernel.words import hash_word
 
 NONE = -1
@@ -55,11 +55,9 @@ def word_spans(text: str | None) -> tuple[list[str], np.ndarray]:
             origin_list.extend([(a, b)] * len(part))
         pieces, origin = "".join(parts), origin_list
     tokens, spans = [], []
-    for match in token_pattern().finditer(pieces):
-        start, end = match.span()
-        if origin is not None:
-            start, end = origin[start][0], origin[end - 1][1]
-        tokens.append(match.group())
+    for a, b in normalised_word_spans(pieces):
+        start, end = (origin[a][0], origin[b - 1][1]) if origin is not None else (a, b)
+        tokens.append(pieces[a:b])
         spans.append((start, end))
     return tokens, np.asarray(spans, dtype=np.int64).reshape(-1, 2)
 
