@@ -41,6 +41,9 @@ NOISE = re.compile("|".join((
     r".* WARN Utils: Set SPARK_LOCAL_IP if you need to bind to another address",
     r".* WARN NativeCodeLoader: Unable to load native-hadoop library",
     r".* WARN Utils: Service '[^']*' could not bind on port \d+\. Attempting port \d+\.",
+    # a command run inside a process whose session exists (cli.main from Python, the tests):
+    # the run takes that session as it is
+    r".* WARN SparkSession: Using an existing Spark session; only runtime SQL configurations will take effect",
     # the three of session.QUIET_LOGGERS, should one speak before its level is set
     r".* WARN WindowExec: No Partition Defined for Window operation!",
     r".* WARN DataSource: All paths were ignored:",
