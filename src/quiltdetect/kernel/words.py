@@ -3,7 +3,7 @@
 A text is read in one Unicode form (``kernel.unicode.normalise``: format characters removed,
 NFKC, case folded). Its words are the runs of letters, digits and combining marks, except that
 each Han or Kana character is a word of its own with the marks that follow it, and a run of
-Thai, Lao, Khmer or Myanmar letters is cut into units of about four letters (each with its
+Thai, Lao, Khmer or Myanmar letters is cut into units of about five letters (each with its
 marks) where hashes of the letters around a place say so (``kernel.unicode.unit_starts``),
 so that a copy starting inside a phrase has the same units from its first boundary on. Each
 distinct word is hashed once per process with seeded 64-bit MurmurHash3 and memoised, since
