@@ -12,6 +12,27 @@ SH=${SPARK_HOME:-/opt/spark}
 # The packed environment has no PySpark of its own: use this image's Spark (same version).
 py4j=$(ls "$SH"/python/lib/py4j-*-src.zip 2>/dev/null | head -n 1 || true)
 export PYTHONPATH="$SH/python${py4j:+:$py4j}${PYTHONPATH:+:$PYTHONPATH}"
+# A container without a network (docker run --network none) has no address for its own hostname,
+# and the JVM's InetAddress.getLocalHost() then fails before Spark starts: bind to the loopback
+# address instead. Local mode needs nothing else; a standalone master or worker needs a network.
+if ! getent hosts "$(hostname)" >/dev/null 2>&1; then
+  export SPARK_LOCAL_IP=${SPARK_LOCAL_IP:-127.0.0.1} SPARK_LOCAL_HOSTNAME=${SPARK_LOCAL_HOSTNAME:-localhost}
+fi
+# A user id without a name in /etc/passwd (docker run --user "$(id -u):$(id -g)", so that what is
+# written to a mounted directory belongs to you) has no home either, and Hadoop's login and
+# Spark's ivy directory fail without both. Give it a name and the home /tmp through nss_wrapper,
+# as the official Spark image's own entry point does.
+if ! getent passwd "$(id -u)" >/dev/null 2>&1; then
+  wrapper=$(ls /usr/lib/*/libnss_wrapper.so /usr/lib/libnss_wrapper.so 2>/dev/null | head -n 1 || true)
+  if [ -z "$wrapper" ]; then
+    echo "entrypoint.sh: user id $(id -u) has no name in this image and libnss_wrapper.so is missing: run without --user, or install libnss-wrapper in the image" >&2
+    exit 2
+  fi
+  NSS_WRAPPER_PASSWD=$(mktemp) NSS_WRAPPER_GROUP=$(mktemp)
+  { cat /etc/passwd; echo "quiltdetect:x:$(id -u):$(id -g):quiltdetect:/tmp:/bin/false"; } >"$NSS_WRAPPER_PASSWD"
+  { cat /etc/group; getent group "$(id -g)" >/dev/null || echo "quiltdetect:x:$(id -g):"; } >"$NSS_WRAPPER_GROUP"
+  export LD_PRELOAD=$wrapper NSS_WRAPPER_PASSWD NSS_WRAPPER_GROUP HOME=/tmp
+fi
 cmd=${1:-demo}
 [ "$#" -gt 0 ] && shift
 case "$cmd" in

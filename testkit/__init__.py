@@ -6,4 +6,5 @@ the tests import it from the repository root (pytest's ``pythonpath``), and the 
 
 * ``testkit.corpus``  the synthetic web corpus with planted quilts (and the slice-and-dice
   crawl of ``testkit.corpus.phrases``), built from the real prose of ``../shared/data``.
+* ``testkit.tables``  result tables compared across runs that read the same files from other paths.
 """

@@ -32,13 +32,14 @@ def pytest_xdist_auto_num_workers(config) -> int:
 # Modules whose tests share an expensive module fixture (a packed environment and a standalone
 # cluster, about 170 s; a built and installed wheel; the quilt job's reference run, which most
 # of test_reliability's tests compare against; the sample's quilt run, the phrases crawl's run,
-# the MWO corpora's index): all their tests go to one worker, which builds the fixture once
+# the MWO corpora's index, the Docker image): all their tests go to one worker, which builds the fixture once
 # (split over two workers, each built it: 6-14 s twice).
 WHOLE_MODULES = ("test_deploy_cluster.py", "test_deploy_wheel.py", "test_reliability.py", "test_quilts_job.py",
-                 "test_phrases_job.py", "test_mwo_parity.py")
+                 "test_phrases_job.py", "test_mwo_parity.py", "test_deploy_docker_run.py")
 # Scopes that take longest, handed out first so that no worker starts one as the other ends
 # (the end-to-end runs of the README and of the console; the modules above).
-FIRST = ("test_readme.py", "test_reliability.py", "test_docs_commands.py", "test_phrases_job.py")
+FIRST = ("test_deploy_docker_run.py", "test_readme.py", "test_reliability.py", "test_docs_commands.py",
+         "test_phrases_job.py")
 # test_reliability_jobs.py: one reference run per job, named first in each test's parameters;
 # the tests of one job go to one worker.
 PER_JOB_REFERENCE = "test_reliability_jobs.py"

@@ -26,11 +26,11 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
-import pyarrow.parquet as pq
 import pytest
 from tiers import SHORT_JVM
+
+from testkit.tables import canonical_rows
 
 REPO = Path(__file__).resolve().parents[1]
 needs_cluster = pytest.mark.skipif(
@@ -193,19 +193,6 @@ def _tails(base: Path) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-1500:]}" for p in sorted(base.glob("*.log")))
 
 
-def _rows(path: Path) -> list[str]:
-    """A table's rows as sorted canonical JSON (order-free, nested arrays kept in order).
-
-    ``source`` is compared as a path: the cluster run reads through Hadoop (conf/cluster.yaml's
-    hadoop_reader), which records ``file:/x`` where local mode's streamed read records ``/x``.
-    """
-    rows = pq.read_table(path).to_pylist()
-    for row in rows:
-        if isinstance(row.get("source"), str) and row["source"].startswith("file:"):
-            row["source"] = urlsplit(row["source"]).path
-    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
-
-
 def _argv(job: Job, out: Path, config: list[str], docs: Path) -> list[str]:
     """``docs``: the ingest job's table, the input of every other job."""
     source = ([a for name in INPUTS for a in ("--input", "file://" + str(SAMPLE / name))] if job.script == "ingest.py"
@@ -264,11 +251,11 @@ def test_standalone_cluster_equals_local_mode(job, cluster_runs, spark, tmp_path
     assert done[_name(job)]["code"] == 0, done
     remote = cluster_runs / _name(job)
     for table in job.tables:
-        a, b = _rows(local / table), _rows(remote / table)
+        a, b = canonical_rows(local / table), canonical_rows(remote / table)
         assert a, f"{table}: empty in local mode"
         assert a == b, f"{table}: the cluster's rows differ from local mode's"
     metrics = {"local": local, "cluster": remote}
-    print(f"\n{job.script}: rows per table: " + ", ".join(f"{t}={len(_rows(local / t))}" for t in job.tables))
+    print(f"\n{job.script}: rows per table: " + ", ".join(f"{t}={len(canonical_rows(local / t))}" for t in job.tables))
     for mode, path in metrics.items():
         stages = json.loads((path / "metrics.json").read_text()).get("stages", {})
         print(f"  {mode}: " + ", ".join(f"{s}={v.get('seconds', 0):.1f}s" for s, v in stages.items()))

@@ -23,7 +23,8 @@ def add_quilt_options(parser: argparse.ArgumentParser) -> None:
 # not pages stitched from their own site's templates.
 DEMO_SETTINGS = {"foreign": "host"}
 LANGUAGES = ("languages: pages in every script are read (the sample holds English, Japanese, Chinese "
-             "and Russian); a word is a Chinese or Japanese character, four Thai, Lao, Khmer or Myanmar letters, "
+             "and Russian); a word is a Chinese or Japanese character, a unit of about five Thai, Lao, Khmer or "
+             "Myanmar letters, "
              "else a run of letters with their marks; -k {k} suits mixed crawls, -k 8 a crawl of "
              "Chinese or Japanese alone (docs/definitions.md §0)")
 
