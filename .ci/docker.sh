@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# The Docker engine and the stand-in Spark base image for tests/test_deploy_docker.py.
+# The Docker engine and the stand-in Spark base image for tests/test_deploy_docker_run.py.
 #   bash .ci/docker.sh engine   install Debian's engine (docker.io, docker-compose) and start it,
 #                               unless `docker info` already answers
 #   bash .ci/docker.sh base     build the stand-in base image, unless it is already there
 #   bash .ci/docker.sh stop     stop the engine that `engine` started (nothing else)
-# Run as root (or with sudo). .ci/run calls `engine` and `base` before the deploy tier and `stop`
-# at its end; a developer runs the same two lines, then `pytest -m deploy tests/test_deploy_docker.py`.
+# Run as root (or with sudo), on Debian or Ubuntu (apt, dpkg, debootstrap). .ci/run calls `engine`
+# and `base` before the deploy tier and `stop` at its end; a developer runs the same two lines,
+# then `pytest -m deploy tests/test_deploy_docker_run.py`.
 #
 # Why a stand-in: docker/Dockerfile builds on the official image apache/spark:<version>-... (its
 # ARG SPARK_IMAGE), which cannot be pulled on a machine without a registry of images. The stand-in
 # is laid out as that image is (Spark in /opt/spark with bin/, sbin/, jars/, python/pyspark and
-# python/lib/py4j-*-src.zip; Java 17; Python 3 with pip and without python3-venv; libnss-wrapper; the user spark,
-# uid 185; SPARK_HOME, JAVA_HOME; WORKDIR /opt/spark/work-dir) from Debian's packages and the
-# pyspark release of the same version. What this machine needs to build (its certificate bundle
-# for pip, Debian's mirror) goes into the stand-in only, never into the project's image.
+# python/lib/py4j-*-src.zip; Java 17; Python 3 with pip and without python3-venv; libnss-wrapper;
+# the user spark, uid 185; SPARK_HOME, JAVA_HOME; WORKDIR /opt/spark/work-dir) from Debian's
+# packages and the pyspark release of the same version. What this machine needs to build (its
+# certificate bundle for pip, Debian's mirror) goes into the stand-in only, never into the
+# project's image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
@@ -76,6 +78,10 @@ base() {
     if [ "$(docker image inspect --format '{{index .Config.Labels "quiltdetect.recipe"}}' "$BASE" 2>/dev/null)" = "$recipe" ]; then
         echo "docker.sh: $BASE is up to date"
         return 0
+    fi
+    if ! command -v debootstrap >/dev/null; then
+        $SUDO apt-get update -q
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap
     fi
     local work mirror arch java_home cert=""
     work=$(mktemp -d)

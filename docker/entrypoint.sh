@@ -2,7 +2,7 @@
 # Entry point of the quiltdetect image (docker/Dockerfile):
 #   (no argument) | demo [opts]    the demo on the bundled sample, in local mode
 #   find_quilts [opts] | <job> ... spark-submit jobs/<job>.py (master: $SPARK_MASTER, default local[*])
-#   quilts ...                     the quiltdetect console command
+#   quilts ... | quiltdetect ...   the quiltdetect console command (quilts, or any of its commands)
 #   master | worker                a standalone master / worker process (docker/compose.yaml)
 #   anything else                  run as a command (bash, spark-submit, ...)
 set -euo pipefail
@@ -33,13 +33,45 @@ if ! getent passwd "$(id -u)" >/dev/null 2>&1; then
   { cat /etc/group; getent group "$(id -g)" >/dev/null || echo "quiltdetect:x:$(id -g):"; } >"$NSS_WRAPPER_GROUP"
   export LD_PRELOAD=$wrapper NSS_WRAPPER_PASSWD NSS_WRAPPER_GROUP HOME=/tmp
 fi
+# The console command. Its JVM writes the class archive (docs/deploy.md, "The JVM's class
+# archive") as it exits, after the command has returned, and a container ends with its main
+# process: when QUILTDETECT_JVM_CACHE names a directory, this shell stays the main process,
+# passes a stop signal on to the command, and waits (at most a minute) for the JVM to finish.
+console() {
+  if [ "${QUILTDETECT_JVM_CACHE:-off}" = off ]; then
+    exec "$PY" -m quiltdetect.cli "$@"
+  fi
+  "$PY" -m quiltdetect.cli "$@" &
+  local child=$! status=0
+  trap 'kill -TERM "$child" 2>/dev/null || true' TERM INT
+  wait "$child" || status=$?
+  while kill -0 "$child" 2>/dev/null; do status=0; wait "$child" || status=$?; done
+  trap - TERM INT
+  for _ in $(seq 1 120); do
+    jvm_left || break
+    sleep 0.5
+  done
+  exit "$status"
+}
+# Whether a JVM that the command left is still running: as the container's first process this
+# shell inherits it when the command exits (elsewhere it goes to the system's init: no wait).
+jvm_left() {
+  local stat fields
+  for stat in /proc/[0-9]*/stat; do
+    read -r -a fields <"$stat" 2>/dev/null || continue
+    if [ "${fields[1]}" = "(java)" ] && [ "${fields[3]}" = "$$" ]; then return 0; fi
+  done
+  return 1
+}
 cmd=${1:-demo}
 [ "$#" -gt 0 ] && shift
 case "$cmd" in
   demo)
-    exec "$PY" -m quiltdetect.cli demo --sample "$Q/data/sample" --output /out/demo "$@" ;;
+    console demo --sample "$Q/data/sample" --output /out/demo "$@" ;;
   quilts)
-    exec "$PY" -m quiltdetect.cli "$cmd" "$@" ;;
+    console quilts "$@" ;;
+  quiltdetect)
+    console "$@" ;;
   master)
     exec "$SH"/bin/spark-class org.apache.spark.deploy.master.Master --host "$(hostname)" "$@" ;;
   worker)

@@ -95,6 +95,7 @@ def _stub(path: Path, name: str) -> None:
     [
         ([], "python -m quiltdetect.cli demo --sample {Q}/data/sample --output /out/demo"),
         (["quilts", "--input", "x"], "python -m quiltdetect.cli quilts --input x"),
+        (["quiltdetect", "neardup", "--input", "x"], "python -m quiltdetect.cli neardup --input x"),
         (["find_quilts", "--input", "/data/sample", "--output", "/out/q"],
          "spark-submit --master spark://m:7077 --conf spark.pyspark.python={Q}/env/bin/python "
          "--conf spark.pyspark.driver.python={Q}/env/bin/python {Q}/jobs/find_quilts.py --input /data/sample --output /out/q"),
@@ -120,6 +121,20 @@ def test_entrypoint_dispatch(tmp_path, argv, expected):
     assert out.returncode == 0, out.stderr
     host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
     assert shlex.split(out.stdout) == shlex.split(expected.format(Q=home, host=host))
-    if argv[:1] in ([], ["quilts"]):  # the packed env finds the image's PySpark and py4j
+    if argv[:1] in ([], ["quilts"], ["quiltdetect"]):  # the packed env finds the image's PySpark and py4j
         seen = (home / "env" / "bin" / "python.pythonpath").read_text().strip().split(":")
         assert seen[:2] == [f"{spark_home}/python", f"{spark_home}/python/lib/py4j-0.10.9.9-src.zip"]
+
+
+def test_entrypoint_keeps_the_console_commands_exit_status_while_it_waits_for_the_jvm(tmp_path):
+    """With a class archive kept (QUILTDETECT_JVM_CACHE names a directory) the entry point runs the
+    console command as a child, to outlive it while the JVM writes: its exit status is the command's."""
+    home = tmp_path / "q"
+    (home / "env" / "bin").mkdir(parents=True)
+    (home / "env" / "bin" / "python").write_text('#!/bin/sh\necho python "$@"\nexit 3\n')
+    (home / "env" / "bin" / "python").chmod(0o755)
+    env = {**os.environ, "QUILTDETECT_HOME": str(home), "SPARK_HOME": str(tmp_path / "spark"),
+           "QUILTDETECT_JVM_CACHE": str(tmp_path / "cache")}
+    out = subprocess.run(["bash", str(DOCKER / "entrypoint.sh"), "quilts", "--input", "x"], env=env,
+                         capture_output=True, text=True, timeout=90)
+    assert (out.returncode, out.stdout.split()) == (3, ["python", "-m", "quiltdetect.cli", "quilts", "--input", "x"])

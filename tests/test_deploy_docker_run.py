@@ -13,7 +13,8 @@ Docker engine, compared with local runs of the same jobs in the test's Spark ses
 * the compose cluster (master, two workers, submit) writes the local run's tables, and ``down``
   leaves no container, network or volume of the project behind;
 * a container killed mid-run (``docker kill``), without a network and as a user the image does
-  not know, resumes from its finished stages when run again, to the same tables.
+  not know, resumes from its finished stages when run again, to the same tables, and leaves the
+  JVM's class archive whole on the mounted cache directory.
 
 Marked ``deploy``. Without an engine and the stand-in base the tests skip with one line saying how
 to get both; ``.ci/run`` sets QUILTDETECT_DOCKER_REQUIRED=1, under which they fail instead.
@@ -35,6 +36,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from quiltdetect.common.jvmclasses import WRITTEN
 from quiltdetect.quilts.cli import DEMO_SETTINGS
 from testkit.tables import canonical_rows
 
@@ -230,13 +232,16 @@ def test_the_compose_cluster_equals_a_local_run_and_leaves_nothing_behind(image,
 
 def test_a_killed_container_resumes_to_the_same_output(image, place, local):
     """``docker kill`` once the first stage is done; the same command then resumes. No network
-    (the JVM binds to the loopback address) and a user id the image has no name for."""
+    (the JVM binds to the loopback address) and a user id the image has no name for. The class
+    archive is kept on a mounted directory: the container waits for its JVM to write it whole."""
     uid = 4321 if os.getuid() == 0 else os.getuid()
-    out = place / "killed"
-    out.mkdir()
-    os.chown(out, uid, uid)
+    out, cache = place / "killed", place / "jvm-cache"
+    for folder in (out, cache):
+        folder.mkdir()
+        os.chown(folder, uid, uid)
     name = f"{PREFIX}-kill"
     command = (f'--network none --user {uid}:{uid} -v "$PWD/killed:/out" -v "$PWD/crawl:/data:ro" '
+               '-e QUILTDETECT_JVM_CACHE=/cache -v "$PWD/jvm-cache:/cache" '
                "quiltdetect quilts --input /data --output /out/k")
     _sh(f"docker run -d --name {name} {command}", place)
     stage = out / "k" / "_quiltdetect" / "stages" / "ingest.json"
@@ -253,3 +258,9 @@ def test_a_killed_container_resumes_to_the_same_output(image, place, local):
     assert stages["ingest"].get("reused") is True, stages["ingest"]
     _same_tables(out / "k", local["crawl"])
     _owned_by(out / "k", uid)
+    # The resumed run's JVM wrote the archive whole before its container ended (the killed one's
+    # never began: it writes as the JVM exits); the next container's run maps it
+    # (tests/test_jvmclasses.py: a writer of another container is gone whatever its pids).
+    logs = list(cache.glob("jvm-classes-*.jvm*.log"))
+    assert len(logs) == 1 and WRITTEN in logs[0].read_text(), sorted(p.name for p in cache.iterdir())
+    assert list(cache.glob("jvm-classes-*.part"))

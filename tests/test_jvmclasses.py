@@ -89,10 +89,10 @@ def test_the_key_changes_when_a_jar_is_installed_again(tmp_path, monkeypatch):
 
 def test_the_first_run_writes_at_exit_and_a_whole_archive_is_used_after(cache):
     started = class_archive("java")
-    part = cache / f"{KEY}.{os.getpid()}.part"
+    part = cache / f"{KEY}.{jvmclasses.writer()}.part"
     assert started.using is None and started.writing == part
     assert f"-XX:ArchiveClassesAtExit={part} " in started.options
-    assert f"-Xlog:cds+dynamic=info:file={cache}/{KEY}.{os.getpid()}.jvm%p.log" in started.options
+    assert f"-Xlog:cds+dynamic=info:file={cache}/{KEY}.{jvmclasses.writer()}.jvm%p.log" in started.options
     assert "-Xlog:cds=off -Xlog:cds+dynamic=off" in started.options  # nothing on the command's stdout
 
     # The writer's JVM has exited having logged the whole archive: the next run renames and maps it.
@@ -106,6 +106,28 @@ def test_the_first_run_writes_at_exit_and_a_whole_archive_is_used_after(cache):
     assert used.options.startswith(f"-XX:SharedArchiveFile={final} -Xlog:cds=off -Xlog:cds+dynamic=off")
     assert f"-XX:ErrorFile={cache}/hs_err_pid%p.log" in used.options  # a crash report not in the cwd
     assert sorted(p.name for p in cache.iterdir()) == [f"{KEY}.jsa"]
+
+
+def test_a_writer_of_another_container_is_gone_whatever_its_pids_are_here(cache):
+    """Containers sharing a cache volume number their processes from 1 each: a writer's pids,
+    alive here, are other processes. Its whole archive is used; a part it did not finish goes."""
+    cache.mkdir(parents=True)
+    here = jvmclasses.writer()
+    assert here.startswith(f"{os.getpid()}-") and len(here.split("-")[1]) == 8  # Linux: the pid space is known
+    other = f"{os.getpid()}-{'0' * 8 if not here.endswith('0' * 8) else '1' * 8}"
+    (cache / f"{KEY}.{other}.part").write_bytes(b"whole")
+    (cache / f"{KEY}.{other}.jvm{os.getpid()}.log").write_text(f"[info][cds,dynamic] {WRITTEN} 0x8 - 0x9\n")
+    assert settle(cache, KEY) == (cache / f"{KEY}.jsa", False)
+    assert sorted(p.name for p in cache.iterdir()) == [f"{KEY}.jsa"]
+    (cache / f"{KEY}.jsa").unlink()
+    (cache / f"{KEY}.{other}.part").write_bytes(b"half")
+    (cache / f"{KEY}.{other}.jvm{os.getpid()}.log").write_text("[info][cds,dynamic] Archiving hidden ...\n")
+    assert settle(cache, KEY) == (None, False)
+    assert list(cache.iterdir()) == []
+    # The same names with this process's own pid space: a live writer, left alone.
+    (cache / f"{KEY}.{here}.part").write_bytes(b"half")
+    (cache / f"{KEY}.{here}.jvm{os.getpid()}.log").write_text("")
+    assert settle(cache, KEY) == (None, True)
 
 
 def test_a_writer_still_running_is_left_alone_and_a_dead_one_is_cleared(cache):

@@ -8,7 +8,7 @@ which makes a short run markedly faster (docs/performance.md, "Starting the JVM"
 The first run on a machine (for a given Java, Spark jars and extra class path) has the JVM
 write the archive as it exits (``-XX:ArchiveClassesAtExit``), after this Python process is
 gone: the command returns as before and the JVM writes for about 10 s in the background. The
-archive is written under a name of its own (``<key>.<pid>.part``) with a log, and the next run
+archive is written under a name of its own (``<key>.<writer>.part``, ``writer()``) with a log, and the next run
 renames it to ``<key>.jsa`` once the log says it was written whole and its writer has exited:
 the JVM crashes on a truncated archive, so a partial file must never be used. Runs made while
 an archive is being dumped run without one.
@@ -89,11 +89,37 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _pid_space() -> str:
+    """Which process ids this process sees, hashed: its host's boot, its pid namespace, and when
+    that namespace's first process started (a namespace's number is reused once it is gone).
+
+    Containers that share a cache directory (a Docker volume) each number their processes from
+    1, so a writer's pid says nothing to a run in another container: a live pid there is
+    another process. "" where Linux's /proc does not say (the pid alone is then the writer)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        space = os.readlink("/proc/self/ns/pid")
+        first = Path("/proc/1/stat").read_text().rsplit(")", 1)[1].split()[19]  # field 22: its start time
+    except (OSError, IndexError):
+        return ""
+    return hashlib.sha256(f"{boot} {space} {first}".encode()).hexdigest()[:8]
+
+
+def writer() -> str:
+    """This process's name as a writer of an archive: ``<pid>`` or ``<pid>-<pid space>``."""
+    space = _pid_space()
+    return f"{os.getpid()}-{space}" if space else str(os.getpid())
+
+
 def _pids(log: Path) -> tuple[int, int] | None:
-    """(the Python process, its JVM) of a log named ``<key>.<pid>.jvm<jvm pid>.log``."""
+    """(the Python process, its JVM) of a log named ``<key>.<writer>.jvm<jvm pid>.log`` whose
+    writer's pids are this process's to check (None for another pid space, or no such name)."""
     try:
         python, jvm = log.name.rsplit(".", 3)[-3:-1]
-        return int(python), int(jvm[len("jvm"):])
+        pid, _, space = python.partition("-")
+        if space and space != _pid_space():
+            return None
+        return int(pid), int(jvm[len("jvm"):])
     except ValueError:
         return None
 
@@ -139,20 +165,19 @@ def settle(directory: Path, key: str, now: float | None = None) -> tuple[Path | 
     final = directory / f"{key}.jsa"
     dumping = False
     for log in sorted(directory.glob(f"{key}.*.jvm*.log")):
-        pids = _pids(log)
-        part = directory / f"{key}.{pids[0]}.part" if pids else None
+        pids = _pids(log)  # None: a writer of another container (or no writer's name) is gone
+        part = directory / f"{key}.{log.name.rsplit('.', 3)[-3]}.part"
         try:
             age = now - log.stat().st_mtime
             written = WRITTEN in log.read_text(errors="replace")
         except FileNotFoundError:
             continue
         if pids and any(_alive(pid) for pid in pids) and age < STALE_SECONDS:
-            dumping = dumping or (part is not None and part.exists())
+            dumping = dumping or part.exists()
             continue
-        if written and part is not None and part.is_file() and not final.exists():
+        if written and part.is_file() and not final.exists():
             os.replace(part, final)
-        if part is not None:
-            part.unlink(missing_ok=True)
+        part.unlink(missing_ok=True)
         log.unlink(missing_ok=True)
     for part in directory.glob(f"{key}.*.part"):  # a part without its log
         pid = part.name.rsplit(".", 2)[-2]
@@ -214,8 +239,8 @@ def class_archive(java: str, extra_classpath: str = "", java_options: str = "") 
                         or not os.access(directory, os.W_OK))
         if dumping or cannot_write:
             return ClassArchive("")
-        part = directory / f"{key}.{os.getpid()}.part"  # the JVM is a child: its pid is not known yet
-        log = directory / f"{key}.{os.getpid()}.jvm%p.log"  # %p: the JVM's pid (see _pids)
+        part = directory / f"{key}.{writer()}.part"  # the JVM is a child: its pid is not known yet
+        log = directory / f"{key}.{writer()}.jvm%p.log"  # %p: the JVM's pid (see _pids)
         return ClassArchive(f"-XX:ArchiveClassesAtExit={part} {QUIET} -Xlog:cds+dynamic=info:file={log}",
                             writing=part)
     except OSError:
