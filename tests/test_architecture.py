@@ -303,3 +303,45 @@ if __name__ == "__main__":  # python tests/test_architecture.py: the map's figur
     print("longest functions (lines):", *(f"  {n:4d}  {what}" for n, what in top_functions), sep="\n")
     print("longest files (lines):", *(f"  {n:4d}  {what}" for n, what in top_files), sep="\n")
     print(f"modules: {len(known)}, import cycles: {len(cycles(graph))}", *(f"  {c}" for c in cycles(graph)), sep="\n")
+
+
+# The run's own modules: the layout of an output (common/layout.py), the run that writes it
+# (common/runstate.py, lifecycle.py) and the reader of a finished one (common/finished.py). fs.py
+# and ownfiles.py name the markers only to recognise a run's output (refuse to clear a user's
+# folder, leave a run's files out of an input) and read nothing of it.
+RUN_OWN = {"common/layout.py", "common/runstate.py", "common/finished.py", "lifecycle.py"}
+RECOGNISE_ONLY = {"common/fs.py", "common/ownfiles.py"}
+LAYOUT_NAMES = {"COMPLETE", "STATE_DIR", "STAGES_DIR", "WORK_DIR"}
+LAYOUT_PARTS = {"_COMPLETE", "_quiltdetect"}
+
+
+def layout_reads(path: Path) -> list[str]:
+    """Where a module names the layout of a run's output: imports one of its names, or spells a
+    path of it (``"_COMPLETE"``, ``"_quiltdetect/..."``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("quiltdetect"):
+            found += [f"{node.lineno} imports {a.name}" for a in node.names if a.name in LAYOUT_NAMES]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.strip("/").split("/")[0] in LAYOUT_PARTS:
+                found.append(f"{node.lineno} spells {node.value!r}")
+    return found
+
+
+def test_only_the_run_reads_the_layout_of_an_output():
+    """One reader of a finished run (``common.finished.FinishedRun``: its _COMPLETE record,
+    stage markers and kept state) and one writer (``common.runstate``): a job names its state
+    tables (``work_table``), an update reads them through ``run.previous``; no other module
+    reads ``_COMPLETE``, ``_quiltdetect/stages`` or ``_quiltdetect/work`` by hand."""
+    assert layout_reads(PACKAGE / "common" / "layout.py")  # the check sees the layout
+    by_hand = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        if where in RUN_OWN:
+            continue
+        found = layout_reads(path)
+        if where in RECOGNISE_ONLY:
+            found = [f for f in found if "imports COMPLETE" not in f and "imports STATE_DIR" not in f]
+        by_hand += [f"{where}:{f}" for f in found]
+    assert by_hand == [], "read a finished run through common.finished.FinishedRun (run.previous): " + \
+        ", ".join(by_hand)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from quiltdetect.cli import main
-from quiltdetect.common.runstate import COMPLETE
+from quiltdetect.common.layout import COMPLETE
 from quiltdetect.neardup import lsh
 from quiltdetect.neardup.fingerprints import shingle_set
 from quiltdetect.review.data import Run

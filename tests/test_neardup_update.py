@@ -18,11 +18,10 @@ from tiers import extended
 
 from quiltdetect import find_near_duplicates
 from quiltdetect.common.config import ConfigError, merge_settings
-from quiltdetect.common.runstate import COMPLETE
+from quiltdetect.common.layout import COMPLETE
 from quiltdetect.neardup import increment
 from quiltdetect.neardup.config import PRESETS, NearDupConfig
 from quiltdetect.neardup.decisions import similarity_columns
-from quiltdetect.neardup.increment import open_previous
 from quiltdetect.neardup.job import NearDupJob
 from quiltdetect.neardup.reference import (
     RefDoc,
@@ -191,15 +190,14 @@ def test_an_update_refuses_other_settings_and_other_jobs(tmp_path):
                                                       "bucket_cap")}
     (prev / COMPLETE).write_text(json.dumps({"job": "neardup", "config": config, "definitions": DEFINITIONS}))
     with pytest.raises(ConfigError, match="-k is 5 but the previous run .* used 4"):
-        open_previous(None, NearDupConfig(inputs=["x"], output="o", k=5).validate(), str(prev))
+        NearDupJob(NearDupConfig(inputs=["x"], output="o", k=5).validate()).open_previous(None, str(prev))
     with pytest.raises(ConfigError, match="--algorithm is 'combined' but"):
-        open_previous(None, merge_settings(NearDupConfig, PRESETS["henzinger-calibrated"]).validate(need_io=False),
-                      str(prev))
+        NearDupJob(merge_settings(NearDupConfig, PRESETS["henzinger-calibrated"]).validate(need_io=False)).open_previous(None, str(prev))
     with pytest.raises(ConfigError, match="has no near-duplicate state"):
-        open_previous(None, NearDupConfig(inputs=["x"], output="o").validate(), str(prev))
+        NearDupJob(NearDupConfig(inputs=["x"], output="o").validate()).open_previous(None, str(prev))
     (prev / COMPLETE).write_text(json.dumps({"job": "quilts", "config": {}, "definitions": DEFINITIONS}))
     with pytest.raises(ConfigError, match="holds a quilts run; an update extends a neardup run"):
-        open_previous(None, NearDupConfig(inputs=["x"], output="o").validate(), str(prev))
+        NearDupJob(NearDupConfig(inputs=["x"], output="o").validate()).open_previous(None, str(prev))
     with pytest.raises(ConfigError, match="is the --previous run"):
         NearDupConfig(inputs=["x"], output=str(prev), previous=str(prev) + "/").validate()
 

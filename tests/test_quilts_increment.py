@@ -13,11 +13,11 @@ from test_quilts_parity import assert_reference, corpus, corpus_rows
 from tiers import examples, extended, parameter_cases
 
 from quiltdetect.common.config import ConfigError, merge_settings
-from quiltdetect.common.runstate import resolve_previous
+from quiltdetect.common.finished import resolve_previous
 from quiltdetect.ingest.table import DEFINITIONS
 from quiltdetect.ingest.urls import domain_of, host_of
 from quiltdetect.quilts.config import QuiltConfig
-from quiltdetect.quilts.increment import open_previous
+from quiltdetect.quilts.increment import previous_grams
 from quiltdetect.quilts.job import QuiltsJob
 from quiltdetect.quilts.reference import RefDoc, kgrams, reference_quilts
 
@@ -216,20 +216,21 @@ def test_update_refuses_what_it_cannot_extend(tmp_path):
     finished quilt run."""
     previous = _finished_run(tmp_path / "prev")
     cfg = QuiltConfig(inputs=["x"], output=str(tmp_path / "out"), previous=str(previous))
-    assert open_previous(None, cfg.validate(), str(previous)).gram_buckets == 64
+    cfg = cfg.validate()
+    assert previous_grams(QuiltsJob(cfg).open_previous(None, str(previous)), cfg).gram_buckets == 64
     with pytest.raises(ConfigError, match="-k is 3 but the previous run .* used 5"):
-        open_previous(None, QuiltConfig(inputs=["x"], output="o", k=3).validate(), str(previous))
+        QuiltsJob(QuiltConfig(inputs=["x"], output="o", k=3).validate()).open_previous(None, str(previous))
     with pytest.raises(ConfigError, match="--count-occurrences is True"):
-        open_previous(None, QuiltConfig(inputs=["x"], output="o", count_occurrences=True).validate(), str(previous))
+        QuiltsJob(QuiltConfig(inputs=["x"], output="o", count_occurrences=True).validate()).open_previous(None, str(previous))
     with pytest.raises(ConfigError, match="--collapse-near-duplicates cannot update"):
         QuiltConfig(inputs=["x"], output="o", previous=str(previous), collapse_near_duplicates=True).validate()
     with pytest.raises(ConfigError, match="is the --previous run"):
         QuiltConfig(inputs=["x"], output=str(previous) + "/", previous=str(previous)).validate()
     with pytest.raises(ConfigError, match="not a finished quiltdetect output"):
-        open_previous(None, QuiltConfig(inputs=["x"], output="o").validate(), str(tmp_path / "none"))
+        QuiltsJob(QuiltConfig(inputs=["x"], output="o").validate()).open_previous(None, str(tmp_path / "none"))
     other = _finished_run(tmp_path / "neardup", job="neardup")
     with pytest.raises(ConfigError, match="holds a neardup run"):
-        open_previous(None, QuiltConfig(inputs=["x"], output="o").validate(), str(other))
+        QuiltsJob(QuiltConfig(inputs=["x"], output="o").validate()).open_previous(None, str(other))
 
 
 def test_a_previous_glob_picks_the_last_complete_run_before_the_output(tmp_path, monkeypatch):

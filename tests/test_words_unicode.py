@@ -148,23 +148,23 @@ def test_a_run_made_under_the_old_words_is_refused_as_previous(tmp_path):
     from quiltdetect.common.config import ConfigError
     from quiltdetect.ingest.table import DEFINITIONS
     from quiltdetect.quilts.config import QuiltConfig
-    from quiltdetect.quilts.increment import open_previous
+    from quiltdetect.quilts.job import QuiltsJob
 
     cfg = QuiltConfig(inputs=[str(tmp_path / "week2")], output=str(tmp_path / "w2"))
     old = tmp_path / "w1"
     old.mkdir()
     (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "inputs_key": "x", "run_id": "r"}))
     with pytest.raises(ConfigError, match=r"older definition of documents and words .*run once without --previous"):
-        open_previous(None, cfg, str(old))
+        QuiltsJob(cfg).open_previous(None, str(old))
     # a run under words-2 (Thai-family words of 4 letters from the run's start: issue 74)
     (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "inputs_key": "x", "run_id": "r",
                                                "definitions": {**DEFINITIONS, "words": "words-2"}}))
     with pytest.raises(ConfigError, match=r"older definition of words \(words words-2; this version uses words-3: "
                                           r"docs/definitions.md §0\).*run once without --previous"):
-        open_previous(None, cfg, str(old))
+        QuiltsJob(cfg).open_previous(None, str(old))
     (old / "_COMPLETE").write_text(json.dumps({"job": "quilts", "config": {}, "definitions": DEFINITIONS}))
     with pytest.raises(ConfigError, match="-k is 5 but the previous run"):  # past the definitions, to the settings
-        open_previous(None, cfg, str(old))
+        QuiltsJob(cfg).open_previous(None, str(old))
 
 
 @given(st.lists(texts, min_size=1, max_size=6), st.integers(0, 3))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,15 +33,19 @@ from pyspark.sql.types import BinaryType, StringType
 
 from quiltdetect.common import fs
 from quiltdetect.common.caching import released
-from quiltdetect.common.config import ConfigError, JobConfig, to_yaml
+from quiltdetect.common.config import ConfigError, JobConfig, options_of, to_yaml
+from quiltdetect.common.finished import FinishedRun, is_complete, resolve_previous
 from quiltdetect.common.folder import OutputFolder
+from quiltdetect.common.layout import COMPLETE, work_table
 from quiltdetect.common.metrics import RunMetrics
 from quiltdetect.common.ownfiles import is_own
 from quiltdetect.common.paths import input_paths
-from quiltdetect.common.runstate import COMPLETE, RunState, fingerprint
+from quiltdetect.common.runstate import RunState, fingerprint
 from quiltdetect.common.shuffle import SHUFFLE_PARTITIONS, configured_partitions, sized_for_input
 from quiltdetect.ingest.read import InputFile, quoted, refuse_ambiguous_columns, resolve_inputs
 from quiltdetect.ingest.table import DEFINITIONS, document_table, ingestion_key
+
+log = logging.getLogger(__name__)
 
 # Settings that never change a result: where it goes, how Spark runs, how much is displayed.
 NOT_SHAPING = frozenset({"output", "overwrite", "spark", "top", "hadoop_reader", "inputs"})
@@ -68,6 +73,7 @@ class JobRun:
     done: dict[str, Any] | None  # the _COMPLETE record when this configuration already completed
     frame: DataFrame | None = None  # the documents, when a Python caller gave a DataFrame
     frame_bytes: int = 0  # the bytes of the frame's text (UTF-8)
+    previous: FinishedRun | None = None  # the finished run an update extends (``--previous``), checked
 
     @property
     def cfg(self) -> JobConfig:
@@ -140,6 +146,7 @@ def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> J
     cfg, name, report_complete = job.cfg, job.state_name, job.report_complete
     fs.check_names(spark, [cfg.output, *input_paths(cfg)])
     fs.check_output(spark, cfg.output, overwrite=cfg.overwrite, inputs=input_paths(cfg))
+    previous = job.previous_run(spark)
     frame_bytes = 0
     if frame is not None:
         refuse_ambiguous_columns(frame, cfg.columns())
@@ -149,7 +156,7 @@ def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> J
     else:
         files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
         fs.check_names(spark, [f.path for f in files])
-        inputs_key = ingestion_key(spark, cfg, files)
+        inputs_key = ingestion_key(spark, cfg, files, previous)
     state = RunState(spark, cfg.output, name, inputs_key)
     key = config_key(cfg, job.key())
     done = None if cfg.overwrite or not report_complete else state.completed(key)
@@ -163,7 +170,7 @@ def start(spark: SparkSession, job: Job, *, frame: DataFrame | None = None) -> J
     else:
         metrics.stages = dict(done.get("metrics", {}).get("stages", {}))
         metrics.stages["resume"] = {"complete_already": True, "run_id": done.get("run_id"), "seconds": 0.0}
-    return JobRun(spark, job, state, files, metrics, key, done, frame, frame_bytes)
+    return JobRun(spark, job, state, files, metrics, key, done, frame, frame_bytes, previous)
 
 
 def frame_figures(frame: DataFrame, columns: dict[str, str]) -> tuple[str, int]:
@@ -187,7 +194,7 @@ def frame_figures(frame: DataFrame, columns: dict[str, str]) -> tuple[str, int]:
 
 def require_complete(spark: SparkSession, output: str, what: str) -> None:
     """Refuse to read an output that a run has not published (no _COMPLETE marker)."""
-    if not fs.exists(spark, fs.join(output, COMPLETE)):
+    if not is_complete(spark, output):
         raise ConfigError(f"{what} {output} is not a complete quiltdetect output (no {COMPLETE}); "
                           "rerun the job that writes it, or point to a finished output")
 
@@ -226,9 +233,66 @@ class Job(ABC, Generic[C]):
     config_class: ClassVar[type[JobConfig]]
     tables: ClassVar[tuple[str, ...]] = ()
     report_complete: ClassVar[bool] = True
+    # An update (``--previous``, a job whose config has ``previous``): the settings it must share
+    # with the run it extends, what of that run's kept state depends on them (for the refusal),
+    # and the state's name in messages; ``update_state`` names the state tables it reads.
+    update_settings: ClassVar[tuple[str, ...]] = ()
+    update_settings_why: ClassVar[str] = ""
+    update_state_what: ClassVar[str] = ""
 
     def __init__(self, cfg: C) -> None:
         self.cfg = cfg
+
+    def update_state(self) -> tuple[str, ...]:
+        """The state (``runstate.work_table`` names) an update reads of the run it extends."""
+        return ()
+
+    def previous_run(self, spark: SparkSession | None) -> FinishedRun | None:
+        """The finished run this run extends: ``--previous`` resolved (a glob: its last complete
+        match) and checked (``open_previous``); None for a fresh run, or when a glob matches no
+        complete run yet (then the run starts afresh, and the next one extends it)."""
+        given = getattr(self.cfg, "previous", "")
+        if not given:
+            return None
+        path = resolve_previous(spark, given, self.cfg.output)
+        if not path:
+            log.warning("--previous %s matches no complete run: starting afresh", given)
+            return None
+        return self.open_previous(spark, path)
+
+    def open_previous(self, spark: SparkSession | None, path: str) -> FinishedRun:
+        """The finished run at ``path`` when an update of this job with these settings can extend
+        it: complete, of this job, made under this version's definitions (else its stored state
+        would not match), with the same ``update_settings`` and every ``update_state`` table;
+        else a ConfigError that says what to give."""
+        done = FinishedRun.at(spark, path)
+        if done is None:
+            raise ConfigError(f"--previous {path} is not a finished quiltdetect output (no {COMPLETE}); "
+                              f"give the --output of a {self.state_name} run that completed")
+        if done.job != self.state_name:
+            raise ConfigError(f"--previous {path} holds a {done.job} run; an update extends a {self.state_name} run")
+        if done.definitions != DEFINITIONS:
+            changed = [k for k in DEFINITIONS if done.definitions.get(k) != DEFINITIONS[k]]
+            raise ConfigError(
+                f"--previous {path} was made under an older definition of {' and '.join(changed)} "
+                f"({', '.join(f'{k} {done.definitions.get(k, 1)!s}' for k in changed)}; this version uses "
+                f"{', '.join(DEFINITIONS[k] for k in changed)}: docs/definitions.md §0), so its stored "
+                f"{self.update_state_what} state does not match; run once without --previous to start afresh, "
+                "then update that run")
+        declared = options_of(type(self.cfg))
+        for name in self.update_settings:
+            mine, theirs = getattr(self.cfg, name), done.config.get(name)
+            if theirs != mine:
+                option = declared[name].spellings(name)[0]
+                raise ConfigError(
+                    f"{option} is {mine!r} but the previous run ({path}) used {theirs!r}: an update keeps "
+                    f"{self.update_settings_why}; give the previous run's value, or run without --previous to "
+                    "start afresh")
+        for name in self.update_state():
+            if not (done.has_table(name) or name.endswith(".json") and done.text(name) is not None):
+                raise ConfigError(f"--previous {path} has no {self.update_state_what} state ({work_table(name)}); "
+                                  "it was made by an older version: run afresh once, then update that run")
+        return done
 
     def validate(self, *, need_inputs: bool = True) -> None:
         """Check the configuration (before any output is touched); ``need_inputs=False`` when

@@ -127,8 +127,11 @@ def start_job(app_name: str, cfg: Any, *, local: bool):
 
         refuse_taken(cfg.output)
     if not cfg.overwrite and fs.is_local(cfg.output) and all(fs.is_local(p) for p in cfg.inputs):
+        from quiltdetect.common.finished import FinishedRun, resolve_previous
         from quiltdetect.common.runstate import refuse_other_runs
         from quiltdetect.ingest.table import ingestion_key
 
-        refuse_other_runs(None, cfg.output, ingestion_key(None, cfg, files), None)
+        found = resolve_previous(None, cfg.previous, cfg.output) if getattr(cfg, "previous", "") else ""
+        previous = FinishedRun.at(None, found) if found else None
+        refuse_other_runs(None, cfg.output, ingestion_key(None, cfg, files, previous), None)
     return build_session(app_name, cfg.spark, local=local)

@@ -20,8 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from quiltdetect.common import fs
-
-SCRATCH = "_quiltdetect/tmp"  # tables being written, moved into place when complete
+from quiltdetect.common.layout import SCRATCH
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructT
 
 from quiltdetect.common import listing
 from quiltdetect.common.config import ConfigError
+from quiltdetect.common.layout import COMPLETE, STATE_DIR
 from quiltdetect.common.paths import check_output_dir, is_uri
 
 HIDDEN_PREFIXES = listing.HIDDEN_PREFIXES
@@ -324,7 +325,7 @@ def check_output(spark: SparkSession | None, output: str, *, overwrite: bool, in
                           "choose another (a new or empty directory)")
 
 
-RUN_MARKERS = ("_quiltdetect", "_COMPLETE")  # what only a run of this project writes
+RUN_MARKERS = (STATE_DIR, COMPLETE)  # what only a run of this project writes
 
 
 def _same_codec(a: str, b: str) -> bool:

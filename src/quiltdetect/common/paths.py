@@ -51,7 +51,7 @@ def path_field(kind: str, default: Any = dataclasses.MISSING, *, default_factory
     """A config field holding a path (or a list of them) that :func:`resolve_paths` makes absolute.
     ``kind`` says what it names: ``"input"`` (read), ``"output"`` (a directory the run writes),
     ``"run"`` (a finished run read as an input, or a glob of runs of which the job takes one
-    other than its output: ``runstate.resolve_previous``)."""
+    other than its output: ``finished.resolve_previous``)."""
     return dataclasses.field(default=default, default_factory=default_factory, metadata={PATH_KEY: kind})
 
 

@@ -48,7 +48,7 @@ def read_archives_once() -> bool:
 
     Returns False (and changes nothing) on a Python whose zipimporter has no such method."""
     original = getattr(zipimport.zipimporter, "invalidate_caches", None)
-    if original is None or getattr(original, "_quiltdetect", False):
+    if original is None or getattr(original, "_quiltdetect_stamped", False):
         return original is not None
 
     def invalidate_caches(self: zipimport.zipimporter) -> None:
@@ -58,7 +58,7 @@ def read_archives_once() -> bool:
         original(self)
         setattr(self, _STAMP, stamp)
 
-    invalidate_caches._quiltdetect = True  # type: ignore[attr-defined]
+    invalidate_caches._quiltdetect_stamped = True  # type: ignore[attr-defined]
     zipimport.zipimporter.invalidate_caches = invalidate_caches  # type: ignore[method-assign]
     return True
 

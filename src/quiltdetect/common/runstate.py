@@ -6,6 +6,7 @@ Layout under ``--output``:
     _quiltdetect/owner.json      the run writing it now (run id, process, host, start); _quiltdetect/lock
                                  is locked by that run on a local disk (``RunState.claim``)
     _quiltdetect/stages/X.json   one marker per finished stage: its key and its counts
+    _quiltdetect/work/           the state a job keeps for the next run (an update reads it)
     _quiltdetect/tmp/            tables being written (moved into place when complete)
     _COMPLETE                    written last: the configuration, input fingerprint, metrics
 
@@ -21,8 +22,6 @@ mixed with a new run's: the run refuses unless ``--overwrite``, which clears the
 
 from __future__ import annotations
 
-import fnmatch
-import glob
 import hashlib
 import json
 import logging
@@ -40,10 +39,9 @@ from quiltdetect import __version__
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.folder import SCRATCH, OutputFolder
+from quiltdetect.common.layout import COMPLETE, STAGES_DIR, STATE_DIR
 
 log = logging.getLogger(__name__)
-STATE_DIR = "_quiltdetect"
-COMPLETE = "_COMPLETE"
 LOCK = "lock"  # _quiltdetect/lock: held by the run writing a local output
 OWNER = "owner.json"  # _quiltdetect/owner.json: which run the output is
 
@@ -144,40 +142,12 @@ def _alive(pid: object) -> bool:
     return True
 
 
-def resolve_previous(spark: SparkSession | None, previous: str, output: str | None) -> str:
-    """An update's previous run: ``previous`` as given, or for a glob (``<root>/*/quilts``, as a
-    scheduled run writes) the last complete run it matches in path order, leaving out
-    ``output`` and, when the glob matches ``output`` too, every path after it (a rerun of an
-    older date never extends a newer run). '' when it matches none: the run starts afresh,
-    and the next one extends it."""
-    if not glob.has_magic(previous):
-        return previous
-    here = _path_part(output) if output else ""
-    ordered = bool(here) and fnmatch.fnmatchcase(here, _path_part(previous))
-    found = ""
-    for path in fs.matches(spark, previous):
-        path = path.rstrip("/")
-        at = _path_part(path)
-        if at == here or ordered and at > here:
-            continue
-        if _read_json(spark, fs.join(path, COMPLETE)) is not None:
-            found = path
-    return found
-
-
-def _path_part(uri: str) -> str:
+def path_part(uri: str) -> str:
     """What to compare of two ways to write a place: the absolute path of a local one, the
     path of a URI (``hdfs:///x`` and ``hdfs://namenode:8020/x`` are the same place)."""
     if fs.is_local(uri):
         return os.path.abspath(fs.local_path(uri)).rstrip("/")
     return urlsplit(uri).path.rstrip("/")
-
-
-def run_identity(spark: SparkSession | None, output: str) -> list[str]:
-    """What identifies a finished run (an update's previous run) in a fingerprint: its place,
-    its inputs and its run id (a rerun there is another run)."""
-    done = _read_json(spark, fs.join(output, COMPLETE)) or {}
-    return [output, str(done.get("inputs_key")), str(done.get("run_id"))]
 
 
 @dataclass
@@ -289,8 +259,8 @@ class RunState:
         over other k, a join that becomes an index); reusable stages keep their tables.
         """
         keep: set[str] = set()
-        for marker in fs.children(self.spark, self.path(STATE_DIR, "stages")):
-            stage = _read_json(self.spark, self.path(STATE_DIR, "stages", marker)) or {}
+        for marker in fs.children(self.spark, self.path(STAGES_DIR)):
+            stage = _read_json(self.spark, self.path(STAGES_DIR, marker)) or {}
             keep.update(t.split("/")[0] for t in stage.get("tables", []))
         for name in fs.children(self.spark, self.output):
             if name not in keep and name != STATE_DIR:
@@ -305,7 +275,7 @@ class RunState:
 
     def stage(self, name: str, key: str) -> dict | None:
         """The counts recorded by a finished stage with this key, or None if it must run."""
-        marker = _read_json(self.spark, self.path(STATE_DIR, "stages", f"{name}.json"))
+        marker = _read_json(self.spark, self.path(STAGES_DIR, f"{name}.json"))
         if marker and marker.get("key") == key:
             tables = marker.get("tables", [])
             if all(fs.exists(self.spark, self.path(t, "_SUCCESS")) for t in tables):
@@ -315,11 +285,11 @@ class RunState:
     def finish_stage(self, name: str, key: str, tables: list[str], counts: dict) -> None:
         """Record a stage as done, after its tables are in place."""
         self.check_owner()
-        fs.write_text(self.spark, self.path(STATE_DIR, "stages", f"{name}.json"), json.dumps(
+        fs.write_text(self.spark, self.path(STAGES_DIR, f"{name}.json"), json.dumps(
             {"key": key, "tables": tables, "counts": counts, "run_id": self.run_id}, indent=2, default=str))
 
     def forget_stage(self, name: str) -> None:
-        fs.delete(self.spark, self.path(STATE_DIR, "stages", f"{name}.json"))
+        fs.delete(self.spark, self.path(STAGES_DIR, f"{name}.json"))
 
     def complete(self, config_key: str, config: dict, metrics: dict, definitions: dict | None = None) -> None:
         """Publish the run: write _COMPLETE last, remove temporary files. ``definitions``: what

@@ -7,7 +7,6 @@ source, offset, decode_errors. One row per distinct doc_id.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
@@ -17,14 +16,9 @@ from pyspark.sql import functions as F
 from quiltdetect.common import fs
 from quiltdetect.common.caching import SPILL, TEXT_CACHE, cut, keep, release
 from quiltdetect.common.config import JobConfig
+from quiltdetect.common.finished import FinishedRun
 from quiltdetect.common.folder import OutputFolder, read_parquet
-from quiltdetect.common.runstate import (
-    COMPLETE,
-    file_fingerprint,
-    fingerprint,
-    resolve_previous,
-    run_identity,
-)
+from quiltdetect.common.runstate import file_fingerprint, fingerprint
 from quiltdetect.ingest.keys import INPUT_RANK, doc_id_ranges, numbered_documents
 from quiltdetect.ingest.read import (
     DOC_COLUMNS,
@@ -47,15 +41,16 @@ REJECT_COLUMNS = ["source", "offset", "doc_id", "url", "skip_reason", "skip_deta
 # What the stored state of a run was made under: how pages become documents, and what a word is
 # (definitions §0). A run stores both (``_COMPLETE``'s ``definitions``); a change of either makes
 # every stage recompute (it is part of the inputs' key) and an update refuse a previous run made
-# under the other (``previous.finished_run``). "documents-2": charsets detected when a
+# under the other (``lifecycle.Job.open_previous``). "documents-2": charsets detected when a
 # page's bytes do not fit its declaration (issue 61).
 DOCUMENTS_DEFINITION = "documents-2"
 DEFINITIONS = {"documents": DOCUMENTS_DEFINITION, "words": WORDS_DEFINITION}
 
 
-def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -> str:
+def ingestion_key(spark: SparkSession | None, cfg: JobConfig, files: list[InputFile],
+                  previous: FinishedRun | None = None) -> str:
     """Fingerprint of what the document table depends on: the input files and how they are read
-    (and, for an update, the previous run it extends)."""
+    (and, for an update, the ``previous`` run it extends)."""
     key = {
         "files": file_fingerprint(spark, [f.path for f in files]),
         "formats": sorted({f.format for f in files}),
@@ -66,9 +61,8 @@ def ingestion_key(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -
     }
     if len({f.rank for f in files}) > 1:  # the order of the inputs decides between records of one doc_id
         key["input_ranks"] = [f.rank for f in files]
-    previous = resolve_previous(spark, getattr(cfg, "previous", ""), cfg.output)
-    if previous:
-        key["previous"] = run_identity(spark, previous)
+    if previous is not None:
+        key["previous"] = previous.identity()
     return fingerprint(key)
 
 
@@ -115,11 +109,8 @@ def ingested_docs(spark: SparkSession, cfg: JobConfig, files: list[InputFile]) -
     parent, _, name = path.rpartition("/")
     if name != "docs" or not parent or any(c in path for c in "*?[{"):
         return None
-    try:
-        done = json.loads(fs.read_text(spark, fs.join(parent, COMPLETE)) or "null")
-    except ValueError:
-        return None
-    if not isinstance(done, dict) or done.get("job") != "ingest":
+    done = FinishedRun.at(spark, parent)
+    if done is None or done.job != "ingest":
         return None
     if read_parquet(spark, path).columns != DOCS_TABLE_COLUMNS:
         return None

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from quiltdetect.common.config import ConfigError
+from quiltdetect.common.layout import is_published
 from quiltdetect.ingest.html import decode_html, extract
 from quiltdetect.mwo.arrowlists import flat_numpy
 from quiltdetect.mwo.filtering import EPS, mwo, ragged_take, suffix_weights
@@ -54,7 +55,7 @@ class MwoIndex:
         meta_file = root / "index.json"
         if not meta_file.is_file():
             raise ConfigError(f"--index {path}: not an MWO index (no index.json; build one with `mwo index`)")
-        if not (root / "_COMPLETE").is_file():
+        if not is_published(root):
             raise ConfigError(f"--index {path}: the index run did not complete (no _COMPLETE); rerun `mwo index`")
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
         self.threshold = float(meta["index_threshold"])

@@ -1,6 +1,7 @@
 """Near-duplicate clusters of a document table and one representative per cluster
 (definitions §2): the neardup job's stages, and the pre-processing that the quilt job
-(``--collapse-near-duplicates``) and the phrases job (§3.3) share with it."""
+(``--collapse-near-duplicates``) and the phrases job (§3.3) share with it. "Kept" is the keep
+rule's word (``neardup/keep.py``); here a cluster has a representative."""
 
 from __future__ import annotations
 
@@ -59,8 +60,11 @@ def pair_and_cluster_stages(run: JobRun, fps: DataFrame, cfg: NearDupConfig,
     return pairs, clusters
 
 
-def representatives(docs: DataFrame, clusters: DataFrame) -> DataFrame:
-    """The documents minus every cluster member that is not its cluster's smallest doc_id."""
+def cluster_representatives(docs: DataFrame, clusters: DataFrame) -> DataFrame:
+    """The documents minus every cluster member that is not its cluster's smallest doc_id: one
+    **representative** per cluster, the pre-processing of Fetterly 2005 (the quilt job's
+    ``--collapse-near-duplicates``, the phrases job). Not the neardup job's **kept** pages
+    (``neardup/keep.py``: crawl order, a page dropped only for a kept near-duplicate of it)."""
     dropped = clusters.where(F.col("doc_key") != F.col("cluster_key")).select("doc_key")
     return docs.join(dropped, on="doc_key", how="left_anti")
 
@@ -74,7 +78,7 @@ def collapse_near_duplicates(run: JobRun, docs: DataFrame, cfg: NearDupConfig | 
     pairs, clusters = near_duplicate_clusters(run, docs, cfg)
     spark, metrics = run.spark, run.metrics
     with metrics.stage(spark, "collapse", "keep one document per near-duplicate cluster") as counts:
-        kept = keep(representatives(docs, clusters), SPILL)
+        kept = keep(cluster_representatives(docs, clusters), SPILL)
         counts["documents_kept"] = kept.count()
         counts["documents_dropped"] = int(clusters.where(F.col("doc_key") != F.col("cluster_key")).count())
     pairs.unpersist()

@@ -17,8 +17,9 @@ output directory,
    stored tables (whose files are linked or copied, not read);
 3. finds the buckets the new pages fall in and only their stored rows (the new rows joined to
    the stored ones Spark bucket by Spark bucket: every stored row is scanned once and none is
-   shuffled), and from them every candidate pair with a new page, by the fresh run's rule (all
-   pairs of a bucket of at most ``bucket_cap`` pages; star edges from its smallest page above).
+   shuffled), and from them every candidate pair with a new page, by the fresh run's rule
+   (``pairs.bucket_pairs``, written once for both: all pairs of a bucket of at most
+   ``bucket_cap`` pages; star edges from its smallest page above).
    Pairs of two old pages can only disappear: a bucket that new pages take past the cap, or
    whose root a new page becomes, gives fewer of them. Those old pairs are checked again
    against every bucket they share (the stored capped buckets say how an untouched bucket
@@ -48,11 +49,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from quiltdetect.common import fs
 from quiltdetect.common.caching import SPILL, cut, release
-from quiltdetect.common.config import ConfigError
+from quiltdetect.common.finished import FinishedRun
 from quiltdetect.common.folder import read_bucketed, read_parquet
-from quiltdetect.common.runstate import STATE_DIR
+from quiltdetect.common.layout import work_table
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.neardup.clusters import connected_components
@@ -63,22 +63,23 @@ from quiltdetect.neardup.pairs import (
     BUCKET_ROWS_DDL,
     CAPPED_SCHEMA,
     FAMILIES,
+    bucket_pairs,
     bucket_rows,
     decided_pairs,
     fingerprints,
     pair_columns,
     same_bucket,
 )
-from quiltdetect.previous import check_same_settings, finished_run
 
-FINGERPRINTS = f"{STATE_DIR}/work/neardup-fingerprints"
-CAPPED = f"{STATE_DIR}/work/neardup-capped"
-BUCKETS = f"{STATE_DIR}/work/neardup-buckets"  # one table per bucket family: BUCKETS-<family>
-STATE = f"{STATE_DIR}/work/neardup-state.json"  # {"runs": [[first doc_key, run_id], ...], "spark_buckets": n}
+# The state a run keeps for the next (``runstate.work_table`` names; ``FinishedRun.table`` reads them)
+FINGERPRINTS = "neardup-fingerprints"
+CAPPED = "neardup-capped"
+BUCKETS = "neardup-buckets"  # one table per bucket family: BUCKETS-<family>
+STATE = "neardup-state.json"  # {"runs": [[first doc_key, run_id], ...], "spark_buckets": n}
 # pairs/, clusters/ and the dropped pages on doc_keys: an update reads them without the doc_ids
-PAIRS = f"{STATE_DIR}/work/neardup-pairs"  # (a, b, pair_columns…)
-CLUSTERS = f"{STATE_DIR}/work/neardup-clusters"  # (doc_key, cluster_key)
-DROPPED_PAGES = f"{STATE_DIR}/work/neardup-dropped"  # (doc_key)
+PAIRS = "neardup-pairs"  # (a, b, pair_columns…)
+CLUSTERS = "neardup-clusters"  # (doc_key, cluster_key)
+DROPPED_PAGES = "neardup-dropped"  # (doc_key)
 # The rows of a few pages (those an update verifies, names or decides) are picked out of a
 # table of every page by a broadcast join up to this many pages, by a shuffle above.
 BROADCAST_PAGES = 1_000_000
@@ -92,35 +93,31 @@ STORED_SETTINGS = ("algorithm", "k", "wrap", "resemblance_threshold", "containme
 
 @dataclass(frozen=True)
 class PreviousNearDup:
-    """A finished neardup run that an update extends."""
+    """A finished neardup run that an update extends (checked by the run: ``NearDupJob``)."""
 
-    path: str
-    documents: int | None  # its document count (keys 0 .. documents-1), None if not recorded
+    finished: FinishedRun
     runs: list[list]  # [first doc_key, run_id] of every run of its chain, in order
     spark_buckets: int  # the Spark buckets its bucket rows are hashed into
     kept: int  # its kept/ rows
     dropped: int  # its duplicate_of/ rows
 
+    @property
+    def documents(self) -> int | None:
+        return self.finished.documents
 
-def open_previous(spark, cfg: NearDupConfig, path: str) -> PreviousNearDup:
-    """Check that ``path`` (``--previous``, resolved) is a finished neardup run an update can
-    extend with ``cfg``, and describe it."""
-    done = finished_run(spark, path, "neardup", "fingerprints")
-    check_same_settings(done, cfg, STORED_SETTINGS, path,
-                        "the previous run's near-duplicate settings (its pairs were decided with them)")
-    state = fs.read_text(spark, fs.join(path, STATE))
-    tables = [FINGERPRINTS, PAIRS, CLUSTERS, DROPPED_PAGES,
-              *(bucket_table(family) for family, _ in FAMILIES[cfg.algorithm])]
-    if state is None or not all(fs.exists(spark, fs.join(path, t, "_SUCCESS")) for t in tables):
-        raise ConfigError(f"--previous {path} has no near-duplicate state ({STATE}); it was made by an "
-                          "older version: run afresh once, then update that run")
-    stages = done.get("metrics", {}).get("stages", {})
-    documents = stages.get("ingest", {}).get("documents")
-    kept = stages.get("kept", {})
-    described = json.loads(state)
-    return PreviousNearDup(path, None if documents is None else int(documents), described["runs"],
-                           int(described["spark_buckets"]), int(kept.get("documents_kept", 0)),
-                           int(kept.get("documents_dropped", 0)))
+
+def kept_state(algorithm: str) -> tuple[str, ...]:
+    """The state a neardup run keeps for its updates (``work_table`` names)."""
+    return (STATE, FINGERPRINTS, PAIRS, CLUSTERS, DROPPED_PAGES, CAPPED,
+            *(bucket_table(family) for family, _ in FAMILIES[algorithm]))
+
+
+def previous_near_dup(finished: FinishedRun) -> PreviousNearDup:
+    """What an update reads of the finished neardup run it extends."""
+    described = json.loads(finished.text(STATE) or "{}")
+    kept = finished.counts("kept")
+    return PreviousNearDup(finished, described["runs"], int(described["spark_buckets"]),
+                           int(kept.get("documents_kept", 0)), int(kept.get("documents_dropped", 0)))
 
 
 def bucket_table(family: str) -> str:
@@ -130,12 +127,12 @@ def bucket_table(family: str) -> str:
 
 def write_state(run: JobRun, runs: list[list], spark_buckets: int) -> None:
     """``STATE``: the runs of the chain and the bucket tables' Spark bucket count."""
-    run.out.write_text(STATE, json.dumps({"runs": runs, "spark_buckets": spark_buckets}))
+    run.out.write_text(work_table(STATE), json.dumps({"runs": runs, "spark_buckets": spark_buckets}))
 
 
 def read_bucket_rows(run: JobRun, family: str, spark_buckets: int) -> DataFrame:
     """The run's bucket rows of ``family``, read hashed on value (joins on the bucket shuffle none)."""
-    return read_bucketed(run.spark, run.out.path(bucket_table(family)), BUCKET_ROWS_DDL, "value", spark_buckets)
+    return read_bucketed(run.spark, run.out.path(work_table(bucket_table(family))), BUCKET_ROWS_DDL, "value", spark_buckets)
 
 
 def store_bucket_rows(run: JobRun, spark_buckets: int) -> Callable[[str, DataFrame], DataFrame]:
@@ -145,7 +142,7 @@ def store_bucket_rows(run: JobRun, spark_buckets: int) -> Callable[[str, DataFra
     shuffle."""
 
     def store(family: str, rows: DataFrame) -> DataFrame:
-        run.out.write_bucketed_table(rows.repartition(spark_buckets, "value"), bucket_table(family), "value",
+        run.out.write_bucketed_table(rows.repartition(spark_buckets, "value"), work_table(bucket_table(family)), "value",
                                      spark_buckets)
         return read_bucket_rows(run, family, spark_buckets)
 
@@ -179,7 +176,7 @@ def new_fingerprints(run: JobRun, new: DataFrame, previous: PreviousNearDup,
     same Spark buckets). Returns the union's fingerprints and its bucket rows per family."""
     out, buckets = run.out, previous.spark_buckets
     with run.metrics.stage(run.spark, "fingerprints", "the new pages' fingerprints, beside the previous") as counts:
-        layer = f"{FINGERPRINTS}-layer"
+        layer = work_table(f"{FINGERPRINTS}-layer")
         added = out.write_table(fingerprints(new, cfg), layer)
         row = added.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
         counts["new_documents"] = int(row[0])
@@ -187,13 +184,14 @@ def new_fingerprints(run: JobRun, new: DataFrame, previous: PreviousNearDup,
         counts["terms"] = int(row[2] or 0)
         rows = {}
         for family, column in FAMILIES[cfg.algorithm]:
-            name = bucket_table(family)
+            name = work_table(bucket_table(family))
             out.write_bucketed_table(bucket_rows(added, column).repartition(buckets, "value"), f"{name}-layer",
                                      "value", buckets)
-            out.concat_tables([fs.join(previous.path, name), out.path(f"{name}-layer")], name, BUCKET_ROWS_DDL)
+            out.concat_tables([previous.finished.table(bucket_table(family)), out.path(f"{name}-layer")], name,
+                              BUCKET_ROWS_DDL)
             out.delete(f"{name}-layer")
             rows[family] = read_bucket_rows(run, family, buckets)
-        table = out.concat_tables([fs.join(previous.path, FINGERPRINTS), out.path(layer)], FINGERPRINTS)
+        table = out.concat_tables([previous.finished.table(FINGERPRINTS), out.path(layer)], work_table(FINGERPRINTS))
         out.delete(layer)
     return table, rows
 
@@ -219,19 +217,6 @@ def touched_buckets(rows: DataFrame, union: Union, spark_buckets: int) -> DataFr
         F.min("rank").over(bucket).alias("root"),
         F.min(F.struct("rank", "doc_key")).over(bucket)["doc_key"].alias("root_key"),
         F.min(F.when(~F.col("is_new"), F.col("rank"))).over(bucket).alias("old_root")), SPILL)
-
-
-def new_candidates(members: DataFrame, cap: int) -> DataFrame:
-    """(a, b) on doc_keys, a the smaller doc_id: every candidate pair with a new page from the
-    touched buckets, by the fresh run's rule (pairs up to ``cap`` pages, stars above)."""
-    small = members.where(F.col("size") <= cap).select("idx", "value", "doc_key", "rank", "is_new")
-    pairs = (small.alias("x").join(small.alias("y"), on=["value", "idx"])
-             .where((F.col("x.rank") < F.col("y.rank")) & (F.col("x.is_new") | F.col("y.is_new")))
-             .select(F.col("x.doc_key").alias("a"), F.col("y.doc_key").alias("b")))
-    root_is_new = F.col("old_root").isNull() | (F.col("old_root") != F.col("root"))
-    stars = (members.where((F.col("size") > cap) & (F.col("rank") != F.col("root")) & (F.col("is_new") | root_is_new))
-             .select(F.col("root_key").alias("a"), F.col("doc_key").alias("b")))
-    return pairs.unionByName(stars).distinct()
 
 
 def affected_rows(members: DataFrame, cap: int) -> DataFrame:
@@ -288,7 +273,7 @@ def capped_after(members: DataFrame, previous_capped: DataFrame, family: str, ca
 def previous_pairs(run: JobRun, previous: PreviousNearDup, union: Union, algorithm: str) -> DataFrame:
     """The previous run's pairs on the union's keys (an old page keeps its key): (a, b, a_rank,
     b_rank, pair_columns…)."""
-    return (read_parquet(run.spark, fs.join(previous.path, PAIRS))
+    return (read_parquet(run.spark, previous.finished.table(PAIRS))
             .join(union.ranks.select(F.col("doc_key").alias("a"), F.col("rank").alias("a_rank")), on="a")
             .join(union.ranks.select(F.col("doc_key").alias("b"), F.col("rank").alias("b_rank")), on="b")
             .select("a", "b", "a_rank", "b_rank", *pair_columns(algorithm)))
@@ -328,12 +313,13 @@ def update_pairs(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], previo
     spark, cap = run.spark, cfg.bucket_cap
     with run.metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates with a new page, verified exactly") as counts:
         old_pairs = cut(previous_pairs(run, previous, union, cfg.algorithm), SPILL)
-        previous_capped = read_parquet(spark, fs.join(previous.path, CAPPED))
+        previous_capped = read_parquet(spark, previous.finished.table(CAPPED))
         candidates, withdrawn, capped, held = {}, [], [], []
         for family, column in FAMILIES[cfg.algorithm]:
             members = touched_buckets(rows[family], union, previous.spark_buckets)
             held.append(members)
-            candidates[family] = cut(new_candidates(members, cap), SPILL)
+            candidates[family] = cut(bucket_pairs(members, cap, order="rank", root_key="root_key", new="is_new"),
+                                     SPILL)
             held.append(candidates[family])
             counts[f"{family}_candidates"] = candidates[family].count()
             affected = cut(affected_rows(members, cap), SPILL)
@@ -351,8 +337,8 @@ def update_pairs(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], previo
         new = decided_pairs(candidates, pages, cfg).join(
             union.ranks.select(F.col("doc_key").alias("a"), F.col("rank").alias("a_rank")), on="a").join(
             union.ranks.select(F.col("doc_key").alias("b"), F.col("rank").alias("b_rank")), on="b")
-        gone = (withdrawn[0] if len(withdrawn) == 1 else withdrawn[0].unionByName(withdrawn[1])) if withdrawn else None
-        gone = cut(gone.distinct(), SPILL) if gone is not None else spark.createDataFrame([], "a long, b long")
+        gone = (cut(reduce(DataFrame.unionByName, withdrawn).distinct(), SPILL) if withdrawn
+                else spark.createDataFrame([], "a long, b long"))
         remaining = old_pairs.join(gone, on=["a", "b"], how="left_anti")
         columns = ["a", "b", "a_rank", "b_rank", *pair_columns(cfg.algorithm)]
         pairs = cut(remaining.select(*columns).unionByName(new.select(*columns)), SPILL)
@@ -360,7 +346,7 @@ def update_pairs(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], previo
         counts["withdrawn_pairs"] = gone.count()
         counts["pairs"] = pairs.count()
         counts["new_pairs"] = counts["pairs"] - counts["previous_pairs"] + counts["withdrawn_pairs"]
-        run.out.write_table(capped[0] if len(capped) == 1 else capped[0].unionByName(capped[1]), CAPPED)
+        run.out.write_table(reduce(DataFrame.unionByName, capped), work_table(CAPPED))
         for frame in held:
             release(frame)
         release(old_pairs)
@@ -374,7 +360,7 @@ def update_clusters(run: JobRun, previous: PreviousNearDup, union: Union, pairs:
     the new pairs; a previous cluster that lost a pair is rebuilt from its remaining pairs."""
     with run.metrics.stage(run.spark, "clusters", "connected components of the previous clusters and the new pairs") \
             as counts:
-        clustered = read_parquet(run.spark, fs.join(previous.path, CLUSTERS))
+        clustered = read_parquet(run.spark, previous.finished.table(CLUSTERS))
         keys = reduce(DataFrame.unionByName, [clustered.select("doc_key"), pairs.select(F.col("a").alias("doc_key")),
                                               pairs.select(F.col("b").alias("doc_key"))])
         ranked, n = rows_of(union.ranks, keys)  # every page that is or was in a pair
@@ -410,8 +396,8 @@ def update_clusters(run: JobRun, previous: PreviousNearDup, union: Union, pairs:
 
 def write_pair_state(run: JobRun, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
     """The run's pairs and clusters on doc_keys (``PAIRS``, ``CLUSTERS``), for the next update."""
-    run.out.write_table(pairs.select("a", "b", *pair_columns(algorithm)), PAIRS)
-    run.out.write_table(clusters.select("doc_key", "cluster_key"), CLUSTERS)
+    run.out.write_table(pairs.select("a", "b", *pair_columns(algorithm)), work_table(PAIRS))
+    run.out.write_table(clusters.select("doc_key", "cluster_key"), work_table(CLUSTERS))
 
 
 def clustered_pages(docs: DataFrame, clusters: DataFrame) -> tuple[DataFrame, int]:
@@ -431,7 +417,7 @@ def update_decisions(run: JobRun, previous: PreviousNearDup, union: Union, new: 
         open_clusters = cut(clusters.join(reached, on="cluster_key", how="left_semi"), SPILL)
         pages, n = clustered_pages(union.docs, open_clusters)
         ranked, _ = rows_of(union.ranks, open_clusters.select("doc_key"))
-        dropped_before = read_parquet(run.spark, fs.join(previous.path, DROPPED_PAGES))
+        dropped_before = read_parquet(run.spark, previous.finished.table(DROPPED_PAGES))
         state = (open_clusters.select("doc_key")
                  .join(dropped_before.select("doc_key", F.lit(DROPPED).alias("was")), on="doc_key", how="left")
                  .select("doc_key", F.when(union.is_new(), F.lit(DECIDE)).otherwise(F.coalesce("was", F.lit(KEPT)))
@@ -443,9 +429,9 @@ def update_decisions(run: JobRun, previous: PreviousNearDup, union: Union, new: 
         _, new_dropped = out.write_rows(rows.orderBy("doc_id"), "duplicate_of-layer")
         _, new_kept = out.write_rows(kept_table(new, dropped).orderBy("doc_key"), "kept-layer", DOCS_WRITE_OPTIONS)
         for name in ("duplicate_of", "kept"):
-            out.concat_tables([fs.join(previous.path, name), out.path(f"{name}-layer")], name)
+            out.concat_tables([previous.finished.result(name), out.path(f"{name}-layer")], name)
             out.delete(f"{name}-layer")
-        out.write_table(dropped_before.unionByName(dropped.select("doc_key")), DROPPED_PAGES)
+        out.write_table(dropped_before.unionByName(dropped.select("doc_key")), work_table(DROPPED_PAGES))
         counts["new_documents_kept"], counts["new_documents_dropped"] = new_kept, new_dropped
         counts["documents_kept"] = previous.kept + new_kept
         counts["documents_dropped"] = previous.dropped + new_dropped

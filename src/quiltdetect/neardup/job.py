@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -10,7 +9,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common.caching import SPILL, cut, keep, release
 from quiltdetect.common.folder import OutputFolder
-from quiltdetect.common.runstate import resolve_previous
+from quiltdetect.common.layout import work_table
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.neardup.collapse import fingerprint_stage, pair_and_cluster_stages
@@ -20,11 +19,13 @@ from quiltdetect.neardup.increment import (
     CAPPED,
     DROPPED_PAGES,
     FINGERPRINTS,
+    STORED_SETTINGS,
     PreviousNearDup,
     Union,
     clustered_pages,
+    kept_state,
     new_fingerprints,
-    open_previous,
+    previous_near_dup,
     small,
     store_bucket_rows,
     update_clusters,
@@ -35,8 +36,6 @@ from quiltdetect.neardup.increment import (
 )
 from quiltdetect.neardup.pairs import pair_columns
 from quiltdetect.previous import doc_ranks, union_documents
-
-log = logging.getLogger(__name__)
 
 
 def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
@@ -71,7 +70,7 @@ def write_kept(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFra
                                                          DOCS_WRITE_OPTIONS)
         table = duplicate_of_table(small(pages, n), dropped, algorithm, F.lit(run.state.run_id))
         _, counts["documents_dropped"] = run.out.write_rows(table.orderBy("doc_id"), "duplicate_of")
-        run.out.write_table(dropped.select("doc_key"), DROPPED_PAGES)
+        run.out.write_table(dropped.select("doc_key"), work_table(DROPPED_PAGES))
         dropped.unpersist()
         release(pages)
 
@@ -79,7 +78,7 @@ def write_kept(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFra
 def update(run: JobRun, cfg: NearDupConfig, previous: PreviousNearDup) -> None:
     """An update (``--previous``): the union's pairs/ and clusters/ as a fresh run's, the new
     pages decided against every page kept so far (``neardup/increment.py``)."""
-    docs, new, n_old = union_documents(run, previous.path, previous.documents)
+    docs, new, n_old = union_documents(run)
     union = Union(docs, cut(doc_ranks(docs), SPILL), n_old)
     fps, rows = new_fingerprints(run, new, previous, cfg)
     pairs, gone = update_pairs(run, fps, rows, previous, union, cfg)
@@ -107,18 +106,23 @@ class NearDupJob(Job[NearDupConfig]):
     config_class = NearDupConfig
     tables = ("pairs", "clusters", "kept", "duplicate_of")
 
+    update_settings = STORED_SETTINGS
+    update_settings_why = "the previous run's near-duplicate settings (its pairs were decided with them)"
+    update_state_what = "near-duplicate"
+
+    def update_state(self) -> tuple[str, ...]:
+        return kept_state(self.cfg.algorithm)
+
     def compute(self, run: JobRun) -> None:
         cfg = self.cfg
-        previous_path = resolve_previous(run.spark, cfg.previous, cfg.output) if cfg.previous else ""
-        if cfg.previous and not previous_path:
-            log.warning("--previous %s matches no complete run: starting afresh", cfg.previous)
-        if previous_path:
-            update(run, cfg, open_previous(run.spark, cfg, previous_path))
+        if run.previous is not None:
+            update(run, cfg, previous_near_dup(run.previous))
             return
         docs = run.docs()
-        fps = fingerprint_stage(run, docs, cfg, table=FINGERPRINTS)
+        fps = fingerprint_stage(run, docs, cfg, table=work_table(FINGERPRINTS))
         spark_buckets = int(run.spark.conf.get("spark.sql.shuffle.partitions"))
-        pairs, clusters = pair_and_cluster_stages(run, fps, cfg, capped=lambda over: run.out.write_table(over, CAPPED),
+        pairs, clusters = pair_and_cluster_stages(run, fps, cfg,
+                                                  capped=lambda over: run.out.write_table(over, work_table(CAPPED)),
                                                   stored=store_bucket_rows(run, spark_buckets))
         write_state(run, [[0, run.state.run_id]], spark_buckets)
         write_outputs(run, docs, pairs, clusters, cfg.algorithm)

@@ -11,6 +11,7 @@ C-similarity, or (lsh) resemblance and containment of the two shingle sets.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import reduce
 from typing import Any
 
 import numpy as np
@@ -107,25 +108,46 @@ def same_bucket(x: str, y: str) -> Column:
 def bucket_candidates(features: DataFrame, cap: int) -> tuple[DataFrame, DataFrame]:
     """(candidate pairs (a < b), shared rows) from (doc_key, idx, value) rows hashed on value.
 
-    Buckets of 2..cap pages give all their pairs; larger ones give star edges (root, other).
     ``shared`` (doc_key, idx, value, size, root) holds every row of a bucket of two or more
     pages, persisted: the caller unpersists it once the candidates are used. A window sizes the
     buckets (not an aggregate joined back), and it and the pairs' self-join on the bucket run on
     the rows' partitioning without a shuffle. The value comes first in the window's key: its
     sort then compares on a prefix that tells rows apart (idx first, with its few distinct
-    values, made the sort compare whole rows: 1.5 times slower).
+    values, made the sort compare whole rows: docs/performance.md, "Near-duplicates").
     """
     bucket = Window.partitionBy("value", "idx")
     shared = keep(features.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
                                   F.min("doc_key").over(bucket).alias("root"))
                   .where(F.col("size") > 1), SPILL)
-    small = shared.where(F.col("size") <= cap).select("idx", "value", "doc_key")
-    pairs = (small.alias("x").join(small.alias("y"), same_bucket("x", "y"))
-             .where(F.col("x.doc_key") < F.col("y.doc_key"))
-             .select(F.col("x.doc_key").alias("a"), F.col("y.doc_key").alias("b")))
-    stars = (shared.where((F.col("size") > cap) & (F.col("doc_key") != F.col("root")))
-             .select(F.col("root").alias("a"), F.col("doc_key").alias("b")))
-    return pairs.unionByName(stars).distinct(), shared
+    return bucket_pairs(shared, cap), shared
+
+
+def bucket_pairs(members: DataFrame, cap: int, *, order: str = "doc_key", root: str = "root",
+                 root_key: str = "root", new: str | None = None) -> DataFrame:
+    """The bucket rule, written once for a fresh run and an update: (a, b) on doc_keys, a first in
+    ``order``, from the rows of buckets of two or more pages (``members``: doc_key, idx, value,
+    size, ``order``, the bucket's first member in that order ``root`` and its doc_key ``root_key``).
+
+    A bucket of at most ``cap`` pages gives every pair of its pages; a larger one (boilerplate,
+    empty templates) is never expanded: it gives star edges from its root to every other page,
+    which keep its pages connected for clustering. With ``new`` (an update: a boolean column,
+    and ``old_root``, the bucket's root among the old pages alone), only the pairs that a fresh
+    run over the union gives and the previous run did not: a pair of a small bucket with a new
+    page, a star edge to a new page, or every star edge of a bucket whose root is new. A fresh
+    run's rows are hashed on value: the self-join pairs them without a shuffle (``same_bucket``);
+    an update's are hashed on the whole bucket by its window, and joined on it."""
+    small = members.where(F.col("size") <= cap).select(*dict.fromkeys(["idx", "value", "doc_key", order,
+                                                                        *([new] if new else [])]))
+    pairs = small.alias("x").join(small.alias("y"), same_bucket("x", "y") if new is None else ["value", "idx"])
+    ordered = F.col(f"x.{order}") < F.col(f"y.{order}")
+    star = (F.col("size") > cap) & (F.col(order) != F.col(root))
+    if new is not None:
+        ordered = ordered & (F.col(f"x.{new}") | F.col(f"y.{new}"))
+        root_is_new = F.col("old_root").isNull() | (F.col("old_root") != F.col(root))
+        star = star & (F.col(new) | root_is_new)
+    pairs = pairs.where(ordered).select(F.col("x.doc_key").alias("a"), F.col("y.doc_key").alias("b"))
+    stars = members.where(star).select(F.col(root_key).alias("a"), F.col("doc_key").alias("b"))
+    return pairs.unionByName(stars).distinct()
 
 
 def exploded(fps: DataFrame, column: str) -> DataFrame:
@@ -217,7 +239,7 @@ def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, A
     pairs = keep(pairs, SPILL)
     counts["pairs"] = pairs.count()
     if capped is not None:
-        capped(over[0] if len(over) == 1 else over[0].unionByName(over[1]))
+        capped(reduce(DataFrame.unionByName, over))
     for rows in shared:
         rows.unpersist()
     return pairs
@@ -247,7 +269,7 @@ def decided_pairs(candidates: dict[str, DataFrame], fps: DataFrame, cfg: NearDup
             passes = passes & ~F.col("same_site")
         parts.append(verify(candidates["c"], fps).where(passes))
     # combined-sites: the two parts are disjoint (same site vs not), so a plain union
-    return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+    return reduce(DataFrame.unionByName, parts)
 
 
 def _count_buckets(shared: DataFrame, cap: int, counts: dict[str, Any], name: str) -> None:

@@ -16,7 +16,8 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common.caching import SPILL, cut, keep
 from quiltdetect.common.folder import OutputFolder
-from quiltdetect.common.runstate import STATE_DIR, fingerprint
+from quiltdetect.common.layout import work_table
+from quiltdetect.common.runstate import fingerprint
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.phrases import plots
 from quiltdetect.phrases.config import PhrasesConfig
@@ -47,7 +48,7 @@ PLOT_HOSTS = 20_000  # hosts drawn in Figs. 8-9 at most (those with the most pag
 def samples_stage(run: JobRun, docs: DataFrame) -> DataFrame:
     """Sampled shingles of every document (§3.2); written once per (inputs, k, m) and reused."""
     cfg, out = run.cfg, run.out
-    table = f"{STATE_DIR}/work/samples-k{cfg.k}-m{cfg.shingles}"
+    table = work_table(f"samples-k{cfg.k}-m{cfg.shingles}")
 
     def build(counts: dict) -> DataFrame:
         samples, row = out.write_counted(sampled_shingles(docs, cfg.k, cfg.shingles), table,

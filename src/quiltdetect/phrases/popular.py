@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.kernel.words import batch_word_hashes
 from quiltdetect.neardup.clusters import connected_components
-from quiltdetect.neardup.collapse import representatives
+from quiltdetect.neardup.collapse import cluster_representatives
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.pairs import near_duplicate_pairs
 from quiltdetect.phrases.groups import GROUP_BITS, count_groups, group_buckets
@@ -60,7 +60,7 @@ def suppress_near_duplicates(samples: DataFrame, b: int, counts: dict[str, Any],
     pairs = near_duplicate_pairs(fps, cfg, counts)
     clusters = connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
                                     max_rounds=cfg.cc_max_rounds)
-    return representatives(samples, clusters), clusters, pairs
+    return cluster_representatives(samples, clusters), clusters, pairs
 
 
 def shingle_triples(samples: DataFrame) -> DataFrame:

@@ -27,7 +27,6 @@ update, and does not need the previous output any more. The previous output is o
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -35,10 +34,10 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError
+from quiltdetect.common.finished import FinishedRun
 from quiltdetect.common.folder import OutputFolder, read_bucketed, read_parquet
-from quiltdetect.common.runstate import STATE_DIR
+from quiltdetect.common.layout import work_table
 from quiltdetect.lifecycle import JobRun
-from quiltdetect.previous import check_same_settings, finished_run
 from quiltdetect.quilts.arrays import ARRAY_WRITE_OPTIONS
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.gram_table import (
@@ -63,41 +62,31 @@ def gram_table_name(cfg: QuiltConfig) -> str:
 
 
 @dataclass(frozen=True)
-class PreviousRun:
-    """A finished quilt run that an update reads: where it is and what it was made with."""
+class PreviousGrams:
+    """The gram-bucket table of the finished quilt run an update extends."""
 
-    path: str
-    inputs_key: str
-    run_id: str
-    config: dict
+    path: str  # the previous output
+    config: dict  # its configuration
     grams: str  # the URI of its gram-bucket table
     gram_buckets: int  # that table's bucket count, which the update keeps
     spark_buckets: int | None  # the Spark buckets it is written in (None: an older run's, not bucketed)
     layers: int  # how many layers it holds (1 for a fresh run's; an update adds one)
-    documents: int | None  # its document count (keys 0 .. documents-1), None if not recorded
 
 
-def open_previous(spark: SparkSession | None, cfg: QuiltConfig, path: str) -> PreviousRun:
-    """Check that ``path`` (``--previous``, resolved) is a finished quilt run an update can
-    extend, and describe it."""
-    done = finished_run(spark, path, "quilts", "grams")
-    before = done.get("config", {})
-    check_same_settings(done, cfg, GRAM_STATE, path, f"the stored gram sets' settings ({', '.join(GRAM_STATE)})")
+def previous_grams(previous: FinishedRun, cfg: QuiltConfig) -> PreviousGrams:
+    """The gram table that ``previous`` (checked by the run: ``QuiltsJob.update_state``) keeps
+    for an update with ``cfg``, as its grams stage's marker describes it."""
     name = gram_table_name(cfg)
-    marker_text = fs.read_text(spark, fs.join(path, STATE_DIR, "stages", f"{name}.json"))
-    grams = fs.join(path, STATE_DIR, "work", name)
-    if marker_text is None or not fs.exists(spark, fs.join(grams, "_SUCCESS")):
-        raise ConfigError(f"--previous {path} has no gram state ({STATE_DIR}/work/{name}); "
+    marker = previous.marker(name)
+    if marker is None:
+        raise ConfigError(f"--previous {previous.path} has no gram state ({work_table(name)}); "
                           "it was made by an older version: run afresh once, then update that run")
-    marker = json.loads(marker_text).get("counts", {})
-    buckets = int(marker.get("gram_buckets", 0))
     spark_buckets = int(marker["spark_buckets"]) if marker.get("spark_buckets") else None
-    documents = done.get("metrics", {}).get("stages", {}).get("ingest", {}).get("documents")
-    return PreviousRun(path, str(done.get("inputs_key")), str(done.get("run_id")), before, grams, buckets,
-                       spark_buckets, int(marker.get("layers", 1)), None if documents is None else int(documents))
+    return PreviousGrams(previous.path, previous.config, previous.table(name), int(marker.get("gram_buckets", 0)),
+                         spark_buckets, int(marker.get("layers", 1)))
 
 
-def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, key: str) -> GramTable:
+def merged_gram_table(run: JobRun, previous: PreviousGrams, new: DataFrame, key: str) -> GramTable:
     """The grams stage of an update: the previous gram buckets and the new documents' pairs.
 
     When the previous table is bucketed (``spark_buckets``), the new pairs are written as a layer
@@ -107,7 +96,7 @@ def merged_gram_table(run: JobRun, previous: PreviousRun, new: DataFrame, key: s
     table is merged with the new pairs and written again, bucketed, once."""
     spark, cfg, out = run.spark, run.cfg, run.out
     name = gram_table_name(cfg)
-    table = f"{STATE_DIR}/work/{name}"
+    table = work_table(name)
     n = previous.gram_buckets
 
     def build(counts: dict) -> GramTable:
@@ -169,7 +158,7 @@ class Restriction:
         return (before[0].unionByName(quilts), before[1].unionByName(stats))
 
 
-def restriction(cfg: QuiltConfig, previous: PreviousRun, n_old: int) -> Restriction | None:
+def restriction(cfg: QuiltConfig, previous: PreviousGrams, n_old: int) -> Restriction | None:
     """The update's restriction to touched documents (the new ones keyed from ``n_old`` on), or
     None when a setting of RESULT_SETTINGS differs from the previous run's (then every document
     is recomputed)."""
@@ -178,5 +167,5 @@ def restriction(cfg: QuiltConfig, previous: PreviousRun, n_old: int) -> Restrict
     return Restriction(n_old, previous.path)
 
 
-__all__ = ["RESULT_SETTINGS", "Restriction", "restriction", "GRAM_STATE", "PreviousRun", "gram_table_name",
-           "merged_gram_table", "open_previous"]
+__all__ = ["RESULT_SETTINGS", "Restriction", "restriction", "GRAM_STATE", "PreviousGrams", "gram_table_name",
+           "merged_gram_table", "previous_grams"]

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
@@ -15,7 +14,8 @@ from pyspark.sql.types import ArrayType, DataType, StructType
 from quiltdetect.common.caching import SPILL, keep
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.foreign import server_column
-from quiltdetect.common.runstate import STATE_DIR, RunState, fingerprint, resolve_previous
+from quiltdetect.common.layout import work_table
+from quiltdetect.common.runstate import RunState, fingerprint
 from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.previous import doc_ranks, union_documents
@@ -29,17 +29,16 @@ from quiltdetect.quilts.gram_table import (
     gram_buckets,
 )
 from quiltdetect.quilts.increment import (
+    GRAM_STATE,
     Restriction,
     gram_table_name,
     merged_gram_table,
-    open_previous,
+    previous_grams,
     restriction,
 )
 from quiltdetect.quilts.patch_grams import doc_buckets, patch_counts
 from quiltdetect.quilts.patchfrac import fractions_of, patchy_docs
 from quiltdetect.quilts.sources import assemble_quilts, cover_sizes, keep_contributing
-
-log = logging.getLogger(__name__)
 
 
 def gram_sets_stage(run: JobRun, docs: DataFrame) -> GramTable:
@@ -51,7 +50,7 @@ def gram_sets_stage(run: JobRun, docs: DataFrame) -> GramTable:
     """
     spark, cfg, out = run.spark, run.cfg, run.out
     name = gram_table_name(cfg)
-    table = f"{STATE_DIR}/work/{name}"
+    table = work_table(name)
 
     def build(counts: dict) -> GramTable:
         partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
@@ -202,13 +201,17 @@ class QuiltsJob(Job[QuiltConfig]):
     config_class = QuiltConfig
     tables = ("quilts", "doc_stats")
 
+    update_settings = GRAM_STATE
+    update_settings_why = f"the stored gram sets' settings ({', '.join(GRAM_STATE)})"
+    update_state_what = "gram"
+
+    def update_state(self) -> tuple[str, ...]:
+        return (gram_table_name(self.cfg),)
+
     def compute(self, run: JobRun) -> None:
-        previous_path = resolve_previous(run.spark, self.cfg.previous, self.cfg.output) if self.cfg.previous else ""
-        if self.cfg.previous and not previous_path:
-            log.warning("--previous %s matches no complete run: starting afresh", self.cfg.previous)
-        if previous_path:
-            previous = open_previous(run.spark, self.cfg, previous_path)
-            docs, new, n_old = union_documents(run, previous.path, previous.documents)
+        if run.previous is not None:
+            previous = previous_grams(run.previous, self.cfg)
+            docs, new, n_old = union_documents(run)
             grams = merged_gram_table(run, previous, new, gram_stage_key(run.state, self.cfg))
             find_quilts(run, docs, grams, restriction(self.cfg, previous, n_old),
                         ranks=doc_ranks(docs))

@@ -19,6 +19,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import yaml
 
+from quiltdetect.common.layout import is_published
+
 SORT_KEYS = ("patchfrac", "n_sources", "n_attributed_sources", "doc_id", "url", "label")
 # The similarity a near-duplicate run's duplicate_of/ rows carry: lsh's exact resemblance and
 # containment, or Henzinger's B- and C-similarity (docs/neardup.md, "Outputs").
@@ -158,7 +160,7 @@ class Run:
         job = "quiltdetect quilts` or `quiltdetect neardup"
         if not (path / "quilts").is_dir() and kind == "quilts":
             raise RunError(f"--run {run_dir}: no quilts/ or duplicate_of/ table here (give the --output of `{job}`)")
-        if not (path / "_COMPLETE").is_file():
+        if not is_published(path):
             raise RunError(f"--run {run_dir}: the run did not complete (no _COMPLETE); rerun `quiltdetect {kind}`"
                            " with the same --output to finish it")
         if not (path / "docs").is_dir():
