@@ -41,7 +41,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common.config import local_spark_defaults
 from quiltdetect.common.session import build_session
-from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
+from quiltdetect.documents.table import DOCS_WRITE_OPTIONS
 from quiltdetect.quilts.arrays import bucket_count
 from quiltdetect.quilts.gram_table import GRAM_BUCKETS_DDL, gram_rows, merge_gram_bucket
 

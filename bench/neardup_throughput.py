@@ -39,7 +39,7 @@ def main() -> None:
     texts = table.column("text").to_pylist()
     urls = table.column("url").to_pylist() if "url" in columns else [None] * len(texts)
     if any(t and "<" in t and "</" in t for t in texts[:50]):  # raw HTML: extract visible text first
-        from quiltdetect.ingest.html import extract
+        from quiltdetect.documents.html import extract
 
         fields = [extract(t or "", u or "") for t, u in zip(texts, urls, strict=True)]
         texts = [f.text for f in fields]

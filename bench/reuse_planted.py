@@ -84,7 +84,7 @@ def check(out: Path, detected: Path, min_chars: int = 100) -> int:
     """
     import pandas as pd
 
-    from quiltdetect.ingest.urls import host_of
+    from quiltdetect.documents.urls import host_of
     from quiltdetect.reuse.chunks import chunk_texts
 
     wiki = [json.loads(line) for line in open(out / "labeled" / "wiki.jsonl", encoding="utf-8")]

@@ -255,7 +255,7 @@ def test_no_module_reaches_into_another_modules_private_names():
 
 # Analyses and who may build on whom: an arrow a -> b lets a import b's modules (never its
 # job module: that is the job, not a library). Everything else sits below them (kernel, common,
-# ingest, options, lifecycle) or above them (cli, api). docs/architecture.md draws the same.
+# documents, options, lifecycle) or above them (cli, api). docs/architecture.md draws the same.
 ANALYSES = {"neardup", "quilts", "sweep", "phrases", "reuse", "mwo", "review"}
 BUILDS_ON = {"quilts": {"neardup"}, "sweep": {"quilts"}, "phrases": {"neardup"}}
 ABOVE = {"quiltdetect.cli", "quiltdetect.api", "quiltdetect.conftemplates", "quiltdetect"}
@@ -283,6 +283,49 @@ def test_analyses_build_on_each_other_only_in_the_documented_order_and_never_on_
     assert "neardup ← quilts ← sweep" in text and "neardup ← phrases" in text
 
 
+# The package's floors, lowest first: a module imports only from its own floor or below. Documents
+# (reading, records, HTML, URLs, keys, the document table) sit below the job contract; the
+# ``ingest`` command is one job beside the analyses.
+FLOORS = (
+    ("kernel", ("quiltdetect.kernel",)),
+    ("common", ("quiltdetect.common",)),
+    ("documents", ("quiltdetect.documents",)),
+    ("job contract", ("quiltdetect.lifecycle", "quiltdetect.options")),
+    ("jobs", ("quiltdetect.previous", "quiltdetect.ingest", *(f"quiltdetect.{a}" for a in sorted(ANALYSES)))),
+    ("python api", ("quiltdetect.api",)),
+    ("console", ("quiltdetect.cli", "quiltdetect.conftemplates")),
+)
+# Arrows that run up, each with its reason. The package's face hands the API on: ``from
+# quiltdetect import find_quilts`` imports ``quiltdetect.api`` on first use (``__getattr__``), so
+# that ``quiltdetect --help`` starts without Spark.
+UPWARD = {("quiltdetect", "quiltdetect.api")}
+
+
+def floor_of(module: str) -> int:
+    """The floor (index into ``FLOORS``) of a module of the package; the package's face is 0."""
+    for i, (_, prefixes) in enumerate(FLOORS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return i
+    if module == "quiltdetect":
+        return 0
+    raise AssertionError(f"{module} is on no floor: add it to FLOORS in tests/test_architecture.py")
+
+
+def upward_arrows() -> list[tuple[str, str]]:
+    """Every import from a lower floor to a higher one."""
+    known = modules()
+    return sorted((name, target) for name, path in known.items() for target in imports(name, path, known)
+                  if floor_of(target) > floor_of(name))
+
+
+def test_imports_run_down_the_floors_of_the_package():
+    """Kernel < common < documents < the job contract < the jobs < the Python API < the console:
+    an arrow that runs up is a layer that depends on what is built on it (the document layer
+    once imported the job contract that imports it). The one arrow up is explained in ``UPWARD``."""
+    assert floor_of("quiltdetect.documents.read") < floor_of("quiltdetect.lifecycle") < floor_of("quiltdetect.ingest.job")
+    assert [arrow for arrow in upward_arrows() if arrow not in UPWARD] == []
+
+
 def longest(n: int = 10) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
     """The ``n`` longest functions (lines, with their docstrings) and files of the package."""
     functions, files = [], []
@@ -303,6 +346,8 @@ if __name__ == "__main__":  # python tests/test_architecture.py: the map's figur
     print("longest functions (lines):", *(f"  {n:4d}  {what}" for n, what in top_functions), sep="\n")
     print("longest files (lines):", *(f"  {n:4d}  {what}" for n, what in top_files), sep="\n")
     print(f"modules: {len(known)}, import cycles: {len(cycles(graph))}", *(f"  {c}" for c in cycles(graph)), sep="\n")
+    up = upward_arrows()
+    print(f"imports that run up the floors: {len(up)}", *(f"  {a} -> {b}" for a, b in up), sep="\n")
 
 
 # The run's own modules: the layout of an output (common/layout.py), the run that writes it

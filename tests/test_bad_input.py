@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tiers import extended
 
-from quiltdetect.ingest import records as R
-from quiltdetect.ingest.records import ROW_FIELDS, iter_warc_rows, iter_wet_rows
+from quiltdetect.documents import records as R
+from quiltdetect.documents.records import ROW_FIELDS, iter_warc_rows, iter_wet_rows
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from quiltdetect.ingest.html import decode_page, extract
+from quiltdetect.documents.html import decode_page, extract
 from quiltdetect.kernel.words import words
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"

@@ -4,7 +4,7 @@ One bad value must not kill a run or reach docs/: every row is a document or a c
 invalid UTF-8 is repaired (U+FFFD) and flagged in ``decode_errors`` as the WARC reader's lenient
 decoding is, and a column no text can be taken from (struct, array, map) makes its file's rows
 ``bad_column_type`` skips that name the column. Every analysis reads its input through the same
-ingestion (``lifecycle`` -> ``ingest.table.document_table``): the quilt job and ingest stand for
+ingestion (``lifecycle`` -> ``documents.table.document_table``): the quilt job and ingest stand for
 all in the fast tier, and the extended tier runs every other analysis on a directory of them.
 """
 
@@ -152,7 +152,7 @@ def hostile_dir(tmp_path_factory) -> Path:
     """One directory of every kind of input, good and hostile: 60 real pages as JSON Lines, a
     Parquet table with numeric ids and invalid UTF-8 in binary text, one with a nested text
     column, JSON Lines with a NUL and a missing text, a real WARC cut in the middle, and a page named .parquet."""
-    from quiltdetect.ingest.records import iter_warc_rows
+    from quiltdetect.documents.records import iter_warc_rows
 
     root = tmp_path_factory.mktemp("hostile")
     sample = Path(__file__).resolve().parents[1] / "data" / "sample"

@@ -1,4 +1,4 @@
-"""quiltdetect.ingest.html: visible text, page fields and lenient decoding."""
+"""quiltdetect.documents.html: visible text, page fields and lenient decoding."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quiltdetect.ingest.html import HtmlFields, decode_html, extract
+from quiltdetect.documents.html import HtmlFields, decode_html, extract
 
 
 def _shared_data() -> Path:

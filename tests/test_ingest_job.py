@@ -67,8 +67,8 @@ def test_only_an_ingest_runs_docs_table_is_taken_as_it_is(spark, tmp_path):
 
     from quiltdetect.common.config import JobConfig
     from quiltdetect.common.folder import OutputFolder
-    from quiltdetect.ingest.read import resolve_inputs
-    from quiltdetect.ingest.table import ingested_docs, write_ingested
+    from quiltdetect.documents.inputs import resolve_inputs
+    from quiltdetect.documents.table import ingested_docs, write_ingested
 
     assert main(["ingest", "--input", CRAWL[1], "--output", str(tmp_path / "ingest")]) == 0
     shutil.copytree(tmp_path / "ingest" / "docs", tmp_path / "copy" / "docs")

@@ -1,4 +1,4 @@
-"""doc_keys from doc_id ranges counted first (ingest/keys.py) against the sort-then-count way
+"""doc_keys from doc_id ranges counted first (documents/keys.py) against the sort-then-count way
 (``read.with_doc_keys`` after ``read.keep_one_per_id``): the same rows, keys and order."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from quiltdetect.ingest.keys import (
+from quiltdetect.documents.keys import (
     TREE_MAX_BOUNDS,
     doc_id_ranges,
     numbered_documents,
@@ -23,7 +23,7 @@ from quiltdetect.ingest.keys import (
     spark_partition_of,
     with_range,
 )
-from quiltdetect.ingest.read import keep_one_per_id, with_doc_keys
+from quiltdetect.documents.read import keep_one_per_id, with_doc_keys
 
 COLUMNS = ["doc_id", "url", "text", "source", "offset"]
 
@@ -132,7 +132,7 @@ def test_every_column_of_the_numbered_table_is_nullable(spark, tmp_path):
 def test_a_table_read_twice_gives_the_docs_table_kept_once(spark, tmp_path, monkeypatch):
     """Local Parquet inputs of REREAD_MIN_BYTES or more are scanned twice instead of kept in a
     checkpoint: the same docs/ and counts, with duplicates, skips and several ranges."""
-    import quiltdetect.ingest.table as table
+    import quiltdetect.documents.table as table
     from quiltdetect.cli import main
 
     rng = random.Random(5)

@@ -1,4 +1,4 @@
-"""quiltdetect.ingest.records: WARC/ARC/WET iteration with skip-and-count rows."""
+"""quiltdetect.documents.records: WARC/ARC/WET iteration with skip-and-count rows."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from quiltdetect.ingest import records as R
-from quiltdetect.ingest.records import ROW_FIELDS, count_reasons, iter_warc_rows, iter_wet_rows
+from quiltdetect.documents import records as R
+from quiltdetect.documents.records import ROW_FIELDS, count_reasons, iter_warc_rows, iter_wet_rows
 
 
 def _shared_data() -> Path:

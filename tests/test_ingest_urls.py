@@ -1,10 +1,10 @@
-"""quiltdetect.ingest.urls: host, registered domain (offline PSL) and Henzinger site."""
+"""quiltdetect.documents.urls: host, registered domain (offline PSL) and Henzinger site."""
 
 from __future__ import annotations
 
 import pytest
 
-from quiltdetect.ingest.urls import domain_of, host_of, site_of
+from quiltdetect.documents.urls import domain_of, host_of, site_of
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def test_source_names_in_spark_sql_equal_source_name(spark):
     from hypothesis import strategies as st
     from pyspark.sql import functions as F
 
-    from quiltdetect.ingest.read import source_name, source_names
+    from quiltdetect.documents.read import source_name, source_names
 
     fixed = ["file:/a/b.parquet", "file:///a/b c.parquet", "file://host/a/b", "file:rel/x", "file:/a?b#c",
              "file:/tab\there", "file:/new\nline", "hdfs://nn/a/b", "s3a://bucket/k", "/plain/path", "", "file:"]

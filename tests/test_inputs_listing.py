@@ -1,5 +1,5 @@
 """What every file under an ``--input`` becomes, and which outputs a run may claim or delete,
-decided before Spark starts (common/listing.py, ingest/read.py's resolve_inputs, fs.check_output).
+decided before Spark starts (common/listing.py, documents/read.py's resolve_inputs, fs.check_output).
 Pure Python: no Spark here; the runs over the same layouts are in test_hostile_inputs.py."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from test_bad_input import PAGE, http, warc_record
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.runstate import file_fingerprint
-from quiltdetect.ingest import records
-from quiltdetect.ingest.read import resolve_inputs
+from quiltdetect.documents import records
+from quiltdetect.documents.inputs import resolve_inputs
 
 
 def warc(path: Path, n: int = 1, start: int = 0) -> Path:
@@ -125,7 +125,7 @@ def test_a_path_that_exists_is_that_path_and_only_a_pattern_that_names_nothing_i
 def test_a_warc_gzipped_whole_gives_every_record_once():
     from test_bad_input import reasons
 
-    from quiltdetect.ingest.read import _file_rows
+    from quiltdetect.documents.read import _file_rows
 
     plain = b"".join(warc_record(http(PAGE), rid=str(i)) for i in range(5))
     whole = gzip.compress(plain, mtime=0)  # `gzip crawl.warc`: one member, not one per record
@@ -140,7 +140,7 @@ def test_a_warc_gzipped_whole_gives_every_record_once():
 def test_a_zstandard_warc_is_read_with_or_without_its_dictionary_frame():
     import zstandard
 
-    from quiltdetect.ingest.read import _file_rows
+    from quiltdetect.documents.read import _file_rows
 
     bodies = [warc_record(http(PAGE), rid=str(i)) for i in range(3)]
     per_record = b"".join(zstd(b) for b in bodies)

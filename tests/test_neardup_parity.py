@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from tiers import budgets, examples, extended
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.ingest.urls import host_of
+from quiltdetect.documents.urls import host_of
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.decisions import crawl_order, dropped_pages, similarity_columns

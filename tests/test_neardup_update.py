@@ -182,7 +182,7 @@ def test_buckets_taken_past_the_cap_withdraw_the_old_pairs_a_fresh_run_does_not_
 def test_an_update_refuses_other_settings_and_other_jobs(tmp_path):
     prev = tmp_path / "prev"
     prev.mkdir()
-    from quiltdetect.ingest.table import DEFINITIONS
+    from quiltdetect.documents.table import DEFINITIONS
 
     config = {n: getattr(NearDupConfig(), n) for n in ("algorithm", "k", "wrap", "resemblance_threshold",
                                                       "containment_threshold", "lsh_bands", "lsh_rows",

@@ -17,7 +17,7 @@ import pytest
 from tiers import extended
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.ingest.urls import domain_of, host_of
+from quiltdetect.documents.urls import domain_of, host_of
 from quiltdetect.kernel.words import words
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.job import PhrasesJob

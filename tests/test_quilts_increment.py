@@ -14,8 +14,8 @@ from tiers import examples, extended, parameter_cases
 
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.finished import resolve_previous
-from quiltdetect.ingest.table import DEFINITIONS
-from quiltdetect.ingest.urls import domain_of, host_of
+from quiltdetect.documents.table import DEFINITIONS
+from quiltdetect.documents.urls import domain_of, host_of
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.increment import previous_grams
 from quiltdetect.quilts.job import QuiltsJob

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tiers import examples, parameter_cases
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.ingest.urls import domain_of, host_of
+from quiltdetect.documents.urls import domain_of, host_of
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.job import QuiltsJob
 from quiltdetect.quilts.reference import RefDoc, reference_quilts

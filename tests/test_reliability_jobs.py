@@ -21,7 +21,7 @@ import pytest
 from tiers import JOB_PARTITIONINGS, Partitioning, extended
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.ingest.records import iter_warc_rows
+from quiltdetect.documents.records import iter_warc_rows
 from quiltdetect.mwo.config import MwoConfig
 from quiltdetect.mwo.job import MwoJoinJob
 from quiltdetect.neardup.config import NearDupConfig

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tiers import budgets, examples
 
 from quiltdetect.common.config import merge_settings
-from quiltdetect.ingest.urls import host_of
+from quiltdetect.documents.urls import host_of
 from quiltdetect.reuse.chunks import builtin_stop_chunks
 from quiltdetect.reuse.config import ReuseConfig
 from quiltdetect.reuse.job import DetectJob

@@ -146,7 +146,7 @@ def test_a_run_made_under_the_old_words_is_refused_as_previous(tmp_path):
     import pytest
 
     from quiltdetect.common.config import ConfigError
-    from quiltdetect.ingest.table import DEFINITIONS
+    from quiltdetect.documents.table import DEFINITIONS
     from quiltdetect.quilts.config import QuiltConfig
     from quiltdetect.quilts.job import QuiltsJob
 

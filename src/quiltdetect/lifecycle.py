@@ -42,8 +42,9 @@ from quiltdetect.common.ownfiles import is_own
 from quiltdetect.common.paths import input_paths
 from quiltdetect.common.runstate import RunState, fingerprint
 from quiltdetect.common.shuffle import SHUFFLE_PARTITIONS, configured_partitions, sized_for_input
-from quiltdetect.ingest.read import InputFile, quoted, refuse_ambiguous_columns, resolve_inputs
-from quiltdetect.ingest.table import DEFINITIONS, document_table, ingestion_key
+from quiltdetect.documents.inputs import InputFile, resolve_inputs
+from quiltdetect.documents.read import quoted, refuse_ambiguous_columns
+from quiltdetect.documents.table import DEFINITIONS, document_table, ingestion_key
 
 log = logging.getLogger(__name__)
 

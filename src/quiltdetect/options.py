@@ -118,7 +118,7 @@ def start_job(app_name: str, cfg: Any, *, local: bool):
     """Check inputs and output (local ones before Spark starts), then build the session."""
     from quiltdetect.common import fs
     from quiltdetect.common.session import build_session
-    from quiltdetect.ingest.read import resolve_inputs
+    from quiltdetect.documents.inputs import resolve_inputs
 
     files = resolve_inputs(None, cfg.inputs, cfg.input_format)
     fs.check_output(None, cfg.output, overwrite=cfg.overwrite, inputs=input_paths(cfg))
@@ -129,7 +129,7 @@ def start_job(app_name: str, cfg: Any, *, local: bool):
     if not cfg.overwrite and fs.is_local(cfg.output) and all(fs.is_local(p) for p in cfg.inputs):
         from quiltdetect.common.finished import FinishedRun, resolve_previous
         from quiltdetect.common.runstate import refuse_other_runs
-        from quiltdetect.ingest.table import ingestion_key
+        from quiltdetect.documents.table import ingestion_key
 
         found = resolve_previous(None, cfg.previous, cfg.output) if getattr(cfg, "previous", "") else ""
         previous = FinishedRun.at(None, found) if found else None

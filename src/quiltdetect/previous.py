@@ -18,9 +18,9 @@ from pyspark.sql import functions as F
 from quiltdetect.common.caching import SPILL, keep, release
 from quiltdetect.common.folder import read_parquet
 from quiltdetect.common.layout import work_table
-from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
-from quiltdetect.ingest.read import DOC_COLUMNS, with_doc_keys
-from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS, read_documents
+from quiltdetect.documents.keys import doc_id_ranges, numbered_documents
+from quiltdetect.documents.read import DOC_COLUMNS, with_doc_keys
+from quiltdetect.documents.table import DOCS_WRITE_OPTIONS, read_documents
 from quiltdetect.lifecycle import JobRun
 
 SEGMENT = work_table("segment")  # the new documents of an update, keyed as in docs/

@@ -13,7 +13,7 @@ input file becomes").
   symlink``), files and directories this user cannot read (``unreadable``), and a file reached a
   second time through a symlink (``same file as another input``).
 
-Which files have a known format is the ingestion layer's decision (``ingest/read.py``). No
+Which files have a known format is the ingestion layer's decision (``documents/read.py``). No
 Spark here: local listings happen before a JVM starts.
 """
 

@@ -23,7 +23,7 @@ from quiltdetect.common.layout import STATE_DIR
 from quiltdetect.common.listing import HIDDEN, TABLE_METADATA
 
 SAMPLE_FILES = ("README.md", "SHA256SUMS")  # what the bundled sample holds besides its crawls
-UNKNOWN_FORMAT = "unknown format"  # ingest/read.py's reason (that module imports Spark)
+UNKNOWN_FORMAT = "unknown format"  # documents/read.py's reason (that module imports Spark)
 WRITTEN_REASONS = (TABLE_METADATA, HIDDEN, UNKNOWN_FORMAT)
 RUN_STATE = STATE_DIR
 RUN_DEPTH = 4  # a run's files lie at most this deep under it (sweep: outcomes/k=5/m=50/_SUCCESS)

@@ -293,7 +293,7 @@ class RunState:
 
     def complete(self, config_key: str, config: dict, metrics: dict, definitions: dict | None = None) -> None:
         """Publish the run: write _COMPLETE last, remove temporary files. ``definitions``: what
-        its documents and words were made under (``ingest.table.DEFINITIONS``)."""
+        its documents and words were made under (``documents.table.DEFINITIONS``)."""
         self.check_owner()
         fs.delete(self.spark, self.path(SCRATCH))
         fs.write_text(self.spark, self.path(COMPLETE), json.dumps(

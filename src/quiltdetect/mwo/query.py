@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.layout import is_published
-from quiltdetect.ingest.html import decode_html, extract
+from quiltdetect.documents.html import decode_html, extract
 from quiltdetect.mwo.arrowlists import flat_numpy
 from quiltdetect.mwo.filtering import EPS, mwo, ragged_take, suffix_weights
 from quiltdetect.mwo.rendering import PageFields, render

@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 import snowballstemmer
 from stopwords import get_stopwords
 
-from quiltdetect.ingest.html import HtmlFields
-from quiltdetect.ingest.urls import domain_of, host_of
+from quiltdetect.documents.html import HtmlFields
+from quiltdetect.documents.urls import domain_of, host_of
 from quiltdetect.kernel.words import batch_words, words
 
 # Table 1 of the paper: the weight of one occurrence of a term in each field.
@@ -55,7 +55,7 @@ class PageFields:
 
     @classmethod
     def from_html(cls, fields: HtmlFields, url: str = "") -> PageFields:
-        """The fields :func:`quiltdetect.ingest.html.extract` found, with the page URL."""
+        """The fields :func:`quiltdetect.documents.html.extract` found, with the page URL."""
         return cls(url=url or "", title=fields.title, headings=tuple(fields.headings),
                    anchors=tuple(fields.anchors), meta_keywords=fields.meta_keywords,
                    meta_description=fields.meta_description, text=fields.text)

@@ -53,7 +53,7 @@ from quiltdetect.common.caching import SPILL, cut, release
 from quiltdetect.common.finished import FinishedRun
 from quiltdetect.common.folder import read_bucketed, read_parquet
 from quiltdetect.common.layout import work_table
-from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
+from quiltdetect.documents.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.neardup.clusters import connected_components
 from quiltdetect.neardup.config import NearDupConfig

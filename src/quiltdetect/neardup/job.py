@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 from quiltdetect.common.caching import SPILL, cut, keep, release
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.layout import work_table
-from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
+from quiltdetect.documents.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.neardup.collapse import fingerprint_stage, pair_and_cluster_stages
 from quiltdetect.neardup.config import NearDupConfig

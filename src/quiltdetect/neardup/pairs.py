@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from quiltdetect.common.caching import SPILL, keep
-from quiltdetect.ingest.urls import site_of
+from quiltdetect.documents.urls import site_of
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.fingerprints import fingerprint_batch_arrays, lsh_batch_arrays
 from quiltdetect.neardup.simhash import n_pieces

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import combinations
 
-from quiltdetect.ingest.urls import host_of, site_of
+from quiltdetect.documents.urls import host_of, site_of
 from quiltdetect.neardup import lsh
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.fingerprints import fingerprint, shingle_set

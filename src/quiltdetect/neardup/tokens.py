@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from quiltdetect.ingest.urls import host_of
+from quiltdetect.documents.urls import host_of
 from quiltdetect.kernel.unicode import normalise
 from quiltdetect.kernel.words import batch_word_hashes, term_hashes, words
 

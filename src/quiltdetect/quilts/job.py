@@ -16,7 +16,7 @@ from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.foreign import server_column
 from quiltdetect.common.layout import work_table
 from quiltdetect.common.runstate import RunState, fingerprint
-from quiltdetect.ingest.table import DOCS_WRITE_OPTIONS
+from quiltdetect.documents.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.previous import doc_ranks, union_documents
 from quiltdetect.quilts.arrays import ARRAY_WRITE_OPTIONS, bucket_count

@@ -22,7 +22,7 @@ from quiltdetect.common.caching import SPILL, keep
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.csvsafe import tsv_text
 from quiltdetect.common.folder import OutputFolder, read_parquet
-from quiltdetect.ingest.table import document_table
+from quiltdetect.documents.table import document_table
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.reuse import discovery, plots
 from quiltdetect.reuse.chunks import stop_hashes

@@ -19,16 +19,15 @@ from quiltdetect.common.config import JobConfig
 from quiltdetect.common.finished import FinishedRun
 from quiltdetect.common.folder import OutputFolder, read_parquet
 from quiltdetect.common.runstate import file_fingerprint, fingerprint
-from quiltdetect.ingest.keys import INPUT_RANK, doc_id_ranges, numbered_documents
-from quiltdetect.ingest.read import (
+from quiltdetect.documents.inputs import InputFile, resolve_inputs
+from quiltdetect.documents.keys import INPUT_RANK, doc_id_ranges, numbered_documents
+from quiltdetect.documents.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
-    InputFile,
     document_table_rows,
     frame_rows,
     keep_one_per_id,
     read_rows,
-    resolve_inputs,
 )
 from quiltdetect.kernel.words import WORDS_DEFINITION
 
