@@ -390,3 +390,65 @@ def test_only_the_run_reads_the_layout_of_an_output():
         by_hand += [f"{where}:{f}" for f in found]
     assert by_hand == [], "read a finished run through common.finished.FinishedRun (run.previous): " + \
         ", ".join(by_hand)
+
+
+def function_node(path: Path, qualname: str) -> ast.FunctionDef:
+    """The definition ``qualname`` (``f`` or ``Class.f``) in the module at ``path``."""
+    scope: list[ast.stmt] = ast.parse(path.read_text(encoding="utf-8")).body
+    *outer, name = qualname.split(".")
+    for part in outer:
+        scope = next(n for n in scope if isinstance(n, ast.ClassDef) and n.name == part).body
+    return next(n for n in scope if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+def called(node: ast.AST) -> set[str]:
+    """The names of the functions ``node`` calls (``f(...)`` and ``x.f(...)``)."""
+    return {c.func.id if isinstance(c.func, ast.Name) else c.func.attr for c in ast.walk(node)
+            if isinstance(c, ast.Call) and isinstance(c.func, (ast.Name, ast.Attribute))}
+
+
+def test_a_fresh_run_and_an_update_go_through_one_pipeline():
+    """A fresh near-duplicate run is the first step of its chain and an update a later one: the
+    job's ``compute`` is one sequence of stages, with no branch on the previous run (the stages
+    hold what differs, ``neardup/chain.py``); the quilt job runs an update through the same
+    ``find_quilts`` as a fresh run, restricted to the documents the new ones touch."""
+    neardup = function_node(PACKAGE / "neardup" / "job.py", "NearDupJob.compute")
+    assert not [n for n in ast.walk(neardup) if isinstance(n, (ast.If, ast.IfExp))]
+    assert {"start_chain", "fingerprints_stage", "pairs_stage", "clusters_stage", "kept_stage"} <= called(neardup)
+    quilts = function_node(PACKAGE / "quilts" / "job.py", "QuiltsJob.compute")
+    assert "find_quilts" in called(quilts) and not [b for b in ast.walk(quilts)
+                                                    if isinstance(b, ast.If) and "find_quilts" in called(b)]
+
+
+THRESHOLDS = {"b_threshold", "c_threshold", "combined_c_threshold", "resemblance_threshold", "containment_threshold"}
+
+
+def test_the_rules_of_near_duplicates_are_written_once_for_any_number_of_bucket_families():
+    """The bucket rule is ``pairs.bucket_pairs``, the verification ``pairs.decided_pairs`` (the
+    only Spark code that reads a threshold), the keep rule ``keep.decide`` (called by
+    ``decisions.py`` alone), for a fresh run, an update and the collapsing of other jobs alike;
+    and no code assumes a number of bucket families (``x[0] if len(x) == 1 else
+    x[0].unionByName(x[1])`` once did, in three places)."""
+    pipeline = [PACKAGE / "neardup" / name for name in ("chain.py", "collapse.py", "pairs.py")]
+    readers = []
+    for path in pipeline:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef):
+                reads = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in THRESHOLDS}
+                if reads:
+                    readers.append(f"{path.name}:{node.name}")
+    # fingerprints: a simhash is cut into as many pieces as the C threshold needs (Henzinger 2006)
+    assert readers == ["pairs.py:fingerprints", "pairs.py:decided_pairs"]
+    for name in ("chain.py", "pairs.py"):
+        assert "bucket_pairs" in called(ast.parse((PACKAGE / "neardup" / name).read_text(encoding="utf-8")))
+    callers = [path.name for path in PACKAGE.rglob("*.py") if path.name != "keep.py"
+               and "decide" in called(ast.parse(path.read_text(encoding="utf-8")))]
+    assert callers == ["decisions.py"]
+    pairwise = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "unionByName"
+                    and node.args and isinstance(node.args[0], ast.Subscript)
+                    and isinstance(node.args[0].slice, ast.Constant) and node.args[0].slice.value == 1):
+                pairwise.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert pairwise == [], "union any number of tables with functools.reduce(DataFrame.unionByName, tables)"

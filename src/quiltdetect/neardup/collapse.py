@@ -5,8 +5,6 @@ rule's word (``neardup/keep.py``); here a cluster has a representative."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -25,16 +23,15 @@ def near_duplicate_clusters(run: JobRun, docs: DataFrame, cfg: NearDupConfig) ->
     return pairs, clusters
 
 
-def fingerprint_stage(run: JobRun, docs: DataFrame, cfg: NearDupConfig, table: str | None = None) -> DataFrame:
-    """Every page's fingerprints (``pairs.fingerprints``): written as the run's table ``table``
-    (the state an update reads), else kept on disk only, like the texts (common/caching.py:
-    TEXT_CACHE): kept in memory, a million pages' batches fill the shipped heap
-    (docs/performance.md, "Memory and defaults at a million pages")."""
+def fingerprint_stage(run: JobRun, docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
+    """Every page's fingerprints (``pairs.fingerprints``), kept on disk only, like the texts
+    (common/caching.py: TEXT_CACHE): kept in memory, a million pages' batches fill the shipped
+    heap (docs/performance.md, "Memory and defaults at a million pages"). The neardup job keeps
+    them as its state instead (``chain.fingerprints_stage``)."""
     what = (f"terms, {cfg.k}-shingles, {cfg.lsh_bands} bands of {cfg.lsh_rows} min-hashes" if cfg.algorithm == "lsh"
             else f"terms, {cfg.k}-shingles, supershingles, simhash")
     with run.metrics.stage(run.spark, "fingerprints", what) as counts:
-        fps = keep(fingerprints(docs, cfg), TEXT_CACHE) if table is None else run.out.write_table(
-            fingerprints(docs, cfg), table)
+        fps = keep(fingerprints(docs, cfg), TEXT_CACHE)
         row = fps.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
         counts["documents"] = int(row[0])
         counts["without_terms"] = int(row[1] or 0)
@@ -42,15 +39,12 @@ def fingerprint_stage(run: JobRun, docs: DataFrame, cfg: NearDupConfig, table: s
     return fps
 
 
-def pair_and_cluster_stages(run: JobRun, fps: DataFrame, cfg: NearDupConfig,
-                            capped: Callable[[DataFrame], None] | None = None,
-                            stored: Callable[[str, DataFrame], DataFrame] | None = None
-                            ) -> tuple[DataFrame, DataFrame]:
+def pair_and_cluster_stages(run: JobRun, fps: DataFrame, cfg: NearDupConfig) -> tuple[DataFrame, DataFrame]:
     """(pairs on doc_keys, clusters as (doc_key, cluster_key)) from the fingerprints; both
-    persisted. ``capped``, ``stored``: see ``pairs.near_duplicate_pairs``."""
+    persisted."""
     spark, metrics = run.spark, run.metrics
     with metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates from buckets, verified exactly") as counts:
-        pairs = near_duplicate_pairs(fps, cfg, counts, capped, stored)
+        pairs = near_duplicate_pairs(fps, cfg, counts)
     with metrics.stage(spark, "clusters", "connected components (large-star / small-star)") as counts:
         clusters = keep(connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
                                              max_rounds=cfg.cc_max_rounds), SPILL)

@@ -7,35 +7,23 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect.common.caching import SPILL, cut, keep, release
+from quiltdetect.common.caching import release
 from quiltdetect.common.folder import OutputFolder
-from quiltdetect.common.layout import work_table
-from quiltdetect.documents.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
-from quiltdetect.neardup.collapse import fingerprint_stage, pair_and_cluster_stages
-from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.decisions import crawl_order, dropped_pages, duplicate_of_table, kept_table
-from quiltdetect.neardup.increment import (
-    CAPPED,
-    DROPPED_PAGES,
-    FINGERPRINTS,
+from quiltdetect.neardup.chain import (
     STORED_SETTINGS,
-    PreviousNearDup,
-    Union,
     clustered_pages,
+    clusters_stage,
+    fingerprints_stage,
+    kept_stage,
     kept_state,
-    new_fingerprints,
-    previous_near_dup,
+    pairs_stage,
     small,
-    store_bucket_rows,
-    update_clusters,
-    update_decisions,
-    update_pairs,
+    start_chain,
     write_pair_state,
-    write_state,
 )
+from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.pairs import pair_columns
-from quiltdetect.previous import doc_ranks, union_documents
 
 
 def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
@@ -56,37 +44,6 @@ def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: Data
                  .select("doc_id", "cluster_id", "cluster_size"))
         _, counts["clustered_documents"] = run.out.write_rows(table.orderBy("cluster_id", "doc_id"), "clusters")
         release(pages)
-
-
-def write_kept(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
-    """kept/ (the document table without the pages the keep rule drops) and duplicate_of/ (each
-    dropped page, the kept page it duplicates and why): together they name every document once,
-    so a corpus can be deduplicated or flagged (definitions §2, neardup/keep.py)."""
-    with run.metrics.stage(run.spark, "kept", "pages in crawl order: dropped when a near-duplicate of a kept one") \
-            as counts:
-        pages, n = clustered_pages(docs, clusters)  # every page the rule may drop or keep for another
-        dropped = keep(dropped_pages(pairs, clusters, crawl_order(small(pages, n)), algorithm), SPILL)
-        _, counts["documents_kept"] = run.out.write_rows(kept_table(docs, dropped).orderBy("doc_key"), "kept",
-                                                         DOCS_WRITE_OPTIONS)
-        table = duplicate_of_table(small(pages, n), dropped, algorithm, F.lit(run.state.run_id))
-        _, counts["documents_dropped"] = run.out.write_rows(table.orderBy("doc_id"), "duplicate_of")
-        run.out.write_table(dropped.select("doc_key"), work_table(DROPPED_PAGES))
-        dropped.unpersist()
-        release(pages)
-
-
-def update(run: JobRun, cfg: NearDupConfig, previous: PreviousNearDup) -> None:
-    """An update (``--previous``): the union's pairs/ and clusters/ as a fresh run's, the new
-    pages decided against every page kept so far (``neardup/increment.py``)."""
-    docs, new, n_old = union_documents(run)
-    union = Union(docs, cut(doc_ranks(docs), SPILL), n_old)
-    fps, rows = new_fingerprints(run, new, previous, cfg)
-    pairs, gone = update_pairs(run, fps, rows, previous, union, cfg)
-    clusters = update_clusters(run, previous, union, pairs, gone, cfg)
-    write_outputs(run, docs, pairs, clusters, cfg.algorithm)
-    update_decisions(run, previous, union, new, pairs, clusters, cfg.algorithm)
-    for frame in (pairs, gone, clusters, union.ranks):
-        release(frame)
 
 
 def top_clusters(out: OutputFolder, n: int) -> list[dict[str, Any]]:
@@ -114,21 +71,18 @@ class NearDupJob(Job[NearDupConfig]):
         return kept_state(self.cfg.algorithm)
 
     def compute(self, run: JobRun) -> None:
+        """One pipeline for a fresh run and an update (``neardup/chain.py``): the chain's
+        documents, fingerprints, pairs, clusters, the tables named by doc_id, and kept/."""
         cfg = self.cfg
-        if run.previous is not None:
-            update(run, cfg, previous_near_dup(run.previous))
-            return
-        docs = run.docs()
-        fps = fingerprint_stage(run, docs, cfg, table=work_table(FINGERPRINTS))
-        spark_buckets = int(run.spark.conf.get("spark.sql.shuffle.partitions"))
-        pairs, clusters = pair_and_cluster_stages(run, fps, cfg,
-                                                  capped=lambda over: run.out.write_table(over, work_table(CAPPED)),
-                                                  stored=store_bucket_rows(run, spark_buckets))
-        write_state(run, [[0, run.state.run_id]], spark_buckets)
-        write_outputs(run, docs, pairs, clusters, cfg.algorithm)
-        write_kept(run, docs, pairs, clusters, cfg.algorithm)
-        pairs.unpersist()
-        clusters.unpersist()
+        chain = start_chain(run)
+        fps, rows = fingerprints_stage(run, chain, cfg)
+        pairs, gone = pairs_stage(run, fps, rows, chain, cfg)
+        clusters = clusters_stage(run, pairs, gone, chain, cfg)
+        write_outputs(run, chain.docs, pairs, clusters, cfg.algorithm)
+        kept_stage(run, chain, pairs, clusters, cfg.algorithm)
+        for frame in (pairs, gone, clusters):
+            release(frame)
+        chain.release()
 
     def report(self, run: JobRun) -> dict[str, Any]:
         return {"top_clusters": top_clusters(run.out, self.cfg.top)}

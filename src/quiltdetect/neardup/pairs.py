@@ -10,7 +10,7 @@ C-similarity, or (lsh) resemblance and containment of the two shingle sets.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import reduce
 from typing import Any
 
@@ -105,21 +105,20 @@ def same_bucket(x: str, y: str) -> Column:
     return (F.col(f"{x}.value") == F.col(f"{y}.value")) & (F.col(f"{x}.idx") - F.col(f"{y}.idx") == 0)
 
 
-def bucket_candidates(features: DataFrame, cap: int) -> tuple[DataFrame, DataFrame]:
-    """(candidate pairs (a < b), shared rows) from (doc_key, idx, value) rows hashed on value.
+def bucket_members(features: DataFrame) -> DataFrame:
+    """The rows of every bucket of two or more pages, with the bucket's size and root (its
+    smallest doc_key): (doc_key, idx, value, size, root), persisted (the caller releases it),
+    from (doc_key, idx, value) rows hashed on value.
 
-    ``shared`` (doc_key, idx, value, size, root) holds every row of a bucket of two or more
-    pages, persisted: the caller unpersists it once the candidates are used. A window sizes the
-    buckets (not an aggregate joined back), and it and the pairs' self-join on the bucket run on
-    the rows' partitioning without a shuffle. The value comes first in the window's key: its
-    sort then compares on a prefix that tells rows apart (idx first, with its few distinct
-    values, made the sort compare whole rows: docs/performance.md, "Near-duplicates").
+    A window sizes the buckets (not an aggregate joined back), and it and the pairs' self-join
+    on the bucket (``bucket_pairs``) run on the rows' partitioning without a shuffle. The value
+    comes first in the window's key: its sort then compares on a prefix that tells rows apart
+    (idx first, with its few distinct values, made the sort compare whole rows: docs/neardup.md).
     """
     bucket = Window.partitionBy("value", "idx")
-    shared = keep(features.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
-                                  F.min("doc_key").over(bucket).alias("root"))
-                  .where(F.col("size") > 1), SPILL)
-    return bucket_pairs(shared, cap), shared
+    return keep(features.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
+                                F.min("doc_key").over(bucket).alias("root"))
+                .where(F.col("size") > 1), SPILL)
 
 
 def bucket_pairs(members: DataFrame, cap: int, *, order: str = "doc_key", root: str = "root",
@@ -205,41 +204,25 @@ def verify_lsh(candidates: DataFrame, fps: DataFrame) -> DataFrame:
 FAMILIES = {"lsh": (("lsh", "bands"),), "b": (("b", "supershingles"),), "combined": (("b", "supershingles"),),
             "c": (("c", "pieces"),), "combined-sites": (("b", "supershingles"), ("c", "pieces"))}
 CAPPED_SCHEMA = "family string, idx int, value long, size long, root long"
-# The rows of a family's buckets as a run stores them, hashed on value (neardup/increment.py).
+# The rows of a family's buckets as a run stores them, hashed on value (neardup/chain.py).
 BUCKET_ROWS_DDL = "value long, idx int, doc_key long"
 
 
-def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, Any],
-                         capped: Callable[[DataFrame], None] | None = None,
-                         stored: Callable[[str, DataFrame], DataFrame] | None = None) -> DataFrame:
-    """The near-duplicate pairs of the configured algorithm, on doc_keys (a < b): persisted
-    (the caller unpersists) and counted in ``counts["pairs"]``.
-
-    ``counts`` also receives the bucket counts (capped buckets and the pairs they did not expand);
-    ``capped``, when given, the buckets over the cap (``CAPPED_SCHEMA``: what an update needs to
-    know which pairs they gave), before their rows are released; ``stored``, when given, takes
-    each family's bucket rows (family, ``bucket_rows``) and returns them as the run stored them,
-    hashed on value.
-    """
+def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, Any]) -> DataFrame:
+    """The near-duplicate pairs of the configured algorithm among the pages of ``fps``, on
+    doc_keys (a < b): persisted (the caller unpersists) and counted in ``counts["pairs"]``, with
+    each bucket family's counts (``count_buckets``). What the quilt job's and the phrase job's
+    near-duplicate collapsing use; the neardup job runs the same rules as a step of its chain,
+    keeping its state (``neardup/chain.py``)."""
     shared: list[DataFrame] = []
-    over: list[DataFrame] = []
-
-    def candidates(column: str, name: str) -> DataFrame:
-        # hashed on value, as the stored rows are: the buckets are sized and paired without another shuffle
-        features = bucket_rows(fps, column)
-        features = features.repartition("value") if stored is None else stored(name, features)
-        cands, rows = bucket_candidates(features, cfg.bucket_cap)
-        shared.append(rows)
-        over.append(rows.where((F.col("size") > cfg.bucket_cap) & (F.col("doc_key") == F.col("root")))
-                    .select(F.lit(name).alias("family"), "idx", "value", "size", "root"))
-        _count_buckets(rows, cfg.bucket_cap, counts, name)
-        return cands
-
-    pairs = decided_pairs({name: candidates(column, name) for name, column in FAMILIES[cfg.algorithm]}, fps, cfg)
-    pairs = keep(pairs, SPILL)
+    candidates: dict[str, DataFrame] = {}
+    for name, column in FAMILIES[cfg.algorithm]:
+        members = bucket_members(bucket_rows(fps, column).repartition("value"))
+        shared.append(members)
+        candidates[name] = bucket_pairs(members, cfg.bucket_cap)
+        count_buckets(members, cfg.bucket_cap, counts, name)
+    pairs = keep(decided_pairs(candidates, fps, cfg), SPILL)
     counts["pairs"] = pairs.count()
-    if capped is not None:
-        capped(reduce(DataFrame.unionByName, over))
     for rows in shared:
         rows.unpersist()
     return pairs
@@ -272,8 +255,10 @@ def decided_pairs(candidates: dict[str, DataFrame], fps: DataFrame, cfg: NearDup
     return reduce(DataFrame.unionByName, parts)
 
 
-def _count_buckets(shared: DataFrame, cap: int, counts: dict[str, Any], name: str) -> None:
-    """Buckets of two or more pages, from their rows: each bucket has one row of its root."""
+def count_buckets(shared: DataFrame, cap: int, counts: dict[str, Any], name: str) -> None:
+    """A bucket family's counts, from the rows of its buckets of two or more pages
+    (``bucket_members``: each bucket has one row of its root): how many, how many over the cap,
+    the pairs those did not expand, the largest."""
     over = F.col("size") > cap
     row = shared.where(F.col("doc_key") == F.col("root")).agg(
         F.count(F.lit(1)),

@@ -209,20 +209,22 @@ class QuiltsJob(Job[QuiltConfig]):
         return (gram_table_name(self.cfg),)
 
     def compute(self, run: JobRun) -> None:
-        if run.previous is not None:
+        """Figure 5 over the document table: a fresh run's, or an update's union of the previous
+        documents and the new ones, with the previous gram table extended and the work
+        restricted to the documents the new ones touch (``quilts/increment.py``)."""
+        grams, restrict, ranks = None, None, None
+        if run.previous is None:
+            docs = run.docs()
+            if self.cfg.collapse_near_duplicates:
+                from quiltdetect.neardup.collapse import collapse_near_duplicates
+
+                docs = collapse_near_duplicates(run, docs)
+        else:
             previous = previous_grams(run.previous, self.cfg)
             docs, new, n_old = union_documents(run)
             grams = merged_gram_table(run, previous, new, gram_stage_key(run.state, self.cfg))
-            find_quilts(run, docs, grams, restriction(self.cfg, previous, n_old),
-                        ranks=doc_ranks(docs))
-            write_actions(run, docs)
-            return
-        docs = run.docs()
-        if self.cfg.collapse_near_duplicates:
-            from quiltdetect.neardup.collapse import collapse_near_duplicates
-
-            docs = collapse_near_duplicates(run, docs)
-        find_quilts(run, docs)
+            restrict, ranks = restriction(self.cfg, previous, n_old), doc_ranks(docs)
+        find_quilts(run, docs, grams, restrict, ranks)
         write_actions(run, docs)
 
     def outputs(self) -> tuple[str, ...]:
