@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
 from quiltdetect.common.caching import SPILL, keep, release
-from quiltdetect.common.config import ConfigError
+from quiltdetect.common.config import ConfigError, flag_of
 from quiltdetect.common.folder import read_parquet
 from quiltdetect.common.runstate import COMPLETE, STATE_DIR
 from quiltdetect.ingest.keys import doc_id_ranges, numbered_documents
@@ -56,7 +56,7 @@ def check_same_settings(done: dict[str, Any], cfg: Any, names: tuple[str, ...], 
     before = done.get("config", {})
     for name in names:
         if before.get(name) != getattr(cfg, name):
-            option = "-k" if name == "k" else "--" + name.replace("_", "-")
+            option = flag_of(type(cfg), name)
             raise ConfigError(
                 f"{option} is {getattr(cfg, name)!r} but the previous run ({path}) used {before.get(name)!r}: "
                 f"an update keeps {why}; give the previous run's value, or run without --previous to start afresh")
