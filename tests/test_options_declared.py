@@ -7,7 +7,7 @@ its choices are part of its field's ``option(...)``, and nothing else decides th
 * every declared range and choice is enforced by the generic check (``check_options``, from each
   config's ``validate``), with a message that starts with the option's flag, and its bounds
   themselves are accepted;
-* the flag of a field is its declaration's.
+* the foreign rule is one parsed value; the flag of a field is its declaration's.
 
 No Spark.
 """
@@ -30,6 +30,7 @@ from quiltdetect.common.config import (
     options_of,
     scalar_type,
 )
+from quiltdetect.common.foreign import FOREIGN_CHOICES, ForeignRule
 from quiltdetect.ingest.job import IngestConfig
 from quiltdetect.mwo.config import MwoConfig, MwoQueryConfig
 from quiltdetect.neardup.config import NearDupConfig
@@ -212,3 +213,55 @@ def test_the_flag_of_a_field_is_its_declarations():
     assert flag_of(PhrasesConfig, "foreign") == "--foreign"
     assert flag_of(NearDupConfig, "cc_max_rounds") == "--cc-max-rounds"  # not on the command line: its name
 
+
+def test_the_foreign_rule_is_one_parsed_value():
+    assert [ForeignRule(n).on for n in FOREIGN_CHOICES] == [False, True, True, True]
+    assert ForeignRule() == ForeignRule("none") and not ForeignRule().on
+    with pytest.raises(ConfigError, match="--foreign 'rack': use one of none, host, domain, ip"):
+        ForeignRule("rack")
+    for cls in (QuiltConfig, SweepConfig, PhrasesConfig):
+        assert cls(foreign="domain").foreign_rule == ForeignRule("domain")
+    assert ForeignRule("ip").server_kind == "IP address or domain" and ForeignRule().server_kind == ""
+
+
+def test_the_covers_follow_the_rule_the_doc_table_was_made_under():
+    """Whether sources must live on another server is decided once, by the rule the doc table
+    is made under (``doc_buckets``): with the rule on the table holds each document's server and
+    the covers compare them; off, it holds none and no cover can compare any (no flag of the
+    cover's own to disagree with it). Arrow only: the same functions the Spark stages map."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from quiltdetect.quilts import cover as c
+    from quiltdetect.quilts import gram_table as g
+    from quiltdetect.quilts import patch_grams as p
+    from quiltdetect.quilts.arrays import int64s
+
+    texts = ["a b c d e f", "a b c x y z", "d e f x y z", "a b c d e f q"]
+    keys = pa.array(range(len(texts)), pa.int64())
+    n_gram, n_docs = 4, 2
+    rows = pa.Table.from_batches(list(g.gram_rows(2, n_gram, False)(
+        iter([pa.RecordBatch.from_arrays([keys, pa.array(texts)], names=["doc_key", "text"])]))))
+
+    def by(table: pa.Table, column: str, fn) -> pa.Table:
+        return pa.concat_tables([fn(table.filter(pc.equal(table[column], v)))
+                                 for v in sorted(set(table[column].to_pylist()))])
+
+    grams = by(rows, "bucket", g.merge_gram_bucket(n_gram, False))
+    parts = pa.Table.from_batches(list(p._doc_parts(n_docs, 4, False, n_gram)(iter(grams.to_batches()))))
+    one_server = pa.RecordBatch.from_arrays([keys, pa.array(["same.example"] * len(texts))], names=["doc_key", "server"])
+    servers = pa.Table.from_batches(list(p._value_parts(n_docs, p.SERVERS, p._server_ids)(iter([one_server]))))
+
+    def triples(with_servers: bool) -> tuple[list[bool], int]:
+        table = by(pa.concat_tables([parts, servers]) if with_servers else parts, "dbucket",
+                   lambda t: p._merge_doc_bucket(t, with_servers=with_servers))
+        held = [v.is_valid for v in table["server"]]
+        pairs = pa.Table.from_batches(list(c._target_pairs(n_gram, 0.0)(
+            iter(table.select(list(c.TARGET_PAIR_INPUTS)).to_batches()))))
+        found = by(pairs, "bucket", c._triples_of_bucket(n_docs))
+        return held, sum(len(int64s(v)) for v in found["target"])
+
+    held, n = triples(with_servers=False)
+    assert not any(held) and n > 0  # no servers: every other document holding a gram is a source
+    held, n = triples(with_servers=True)
+    assert all(held) and n == 0  # every document on one server: none is another's foreign source

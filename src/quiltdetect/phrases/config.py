@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from quiltdetect.common.config import ConfigError, JobConfig, option
-from quiltdetect.common.foreign import FOREIGN_CHOICES
+from quiltdetect.common.foreign import FOREIGN_CHOICES, ForeignRule
 
 COVER_SAMPLES = ("uniform", "per_count", "all")
 MONSTER_ORDERS = ("score", "pages")
@@ -49,7 +49,12 @@ class PhrasesConfig(JobConfig):
             self.cover_servers = [self.cover_servers]
         if not isinstance(self.cover_servers, list) or not all(isinstance(s, str) for s in self.cover_servers):
             raise ConfigError(f"--cover-server must name servers (strings), got {self.cover_servers!r}")
-        if self.cover_servers and self.foreign == "none":
+        if self.cover_servers and not self.foreign_rule.on:
             raise ConfigError("--cover-server needs a --foreign rule (host, domain or ip) to match against")
         self.monster_min_mean, self.monster_max_std = float(self.monster_min_mean), float(self.monster_max_std)
         return self
+
+    @property
+    def foreign_rule(self) -> ForeignRule:
+        """The foreign rule, parsed: what the job passes on (``common.foreign``)."""
+        return ForeignRule(self.foreign)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, option
-from quiltdetect.common.foreign import FOREIGN_CHOICES
+from quiltdetect.common.foreign import FOREIGN_CHOICES, ForeignRule
 
 __all__ = ["FOREIGN_CHOICES", "INPUT_FORMATS", "QuiltConfig"]
 
@@ -50,3 +50,8 @@ class QuiltConfig(JobConfig):
             raise ConfigError(f"--output {self.output} is the --previous run: an update writes a new output "
                               "and leaves the previous one as it is; choose another --output")
         return self
+
+    @property
+    def foreign_rule(self) -> ForeignRule:
+        """The foreign rule, parsed: what the job passes on (``common.foreign``)."""
+        return ForeignRule(self.foreign)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from quiltdetect.common.config import ConfigError, JobConfig, check_value, option
-from quiltdetect.common.foreign import FOREIGN_CHOICES
+from quiltdetect.common.foreign import FOREIGN_CHOICES, ForeignRule
 
 GRIDS = ("star", "full")
 
@@ -123,6 +123,11 @@ class SweepConfig(JobConfig):
         self.thetas = sorted({*(float(t) for t in self.thetas), self.pivot[3]})
         self.phis = sorted({float(p) for p in self.phis})
         return self
+
+    @property
+    def foreign_rule(self) -> ForeignRule:
+        """The foreign rule, parsed: what the sweep passes on (``common.foreign``)."""
+        return ForeignRule(self.foreign)
 
     def passes(self) -> list[tuple[int, int]]:
         """The (k, m) pairs that need a Spark pass, grouped by k (grams computed once per k)."""
