@@ -155,12 +155,15 @@ def test_every_option_is_declared_once_on_its_field_and_older_names_still_work()
     for argv, parser in _subcommands(build_parser()):
         if argv[0] not in TEMPLATES or argv == ("mwo", "query"):
             continue
-        declared = options_of(TEMPLATES[argv[0]][0])
+        declared, defaults = options_of(TEMPLATES[argv[0]][0]), TEMPLATES[argv[0]][0]()
         for action in parser._actions:
             if action.dest in declared:  # an option of a config field: made from its declaration
                 opt = declared[action.dest]
                 assert tuple(action.option_strings) == opt.spellings(action.dest), (argv, action.dest)
-                assert action.help.startswith(opt.help) and action.choices == opt.choices, (argv, action.dest)
+                # a list typed as one text (--mutations add,delete): its choices are checked in validate
+                one_text = isinstance(getattr(defaults, action.dest), list) and opt.action != "append"
+                assert action.help.startswith(opt.help), (argv, action.dest)
+                assert action.choices == (None if one_text else opt.choices), (argv, action.dest)
                 made += 1
     assert made > 100
     old = build_parser().parse_args(["phrases", "--server", "host", "--input", "x", "--output", "o"])

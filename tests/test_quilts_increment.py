@@ -324,6 +324,7 @@ def test_updates_add_layers_of_grams_merged_without_a_shuffle_and_rewrite_an_old
     table merged with the new pairs and written once, bucketed, as one layer. Every step equals
     the reference."""
     from quiltdetect.common.folder import OutputFolder
+    from quiltdetect.common.foreign import ForeignRule
     from quiltdetect.quilts.increment import _gram_table, gram_table_name
     from quiltdetect.quilts.patch_grams import doc_buckets
 
@@ -362,7 +363,7 @@ def test_updates_add_layers_of_grams_merged_without_a_shuffle_and_rewrite_an_old
     layered = _gram_table(OutputFolder(spark, str(previous)), table, grams)
     assert layered.layered
     parts = doc_buckets(layered.frame, spark.createDataFrame([], "doc_key long, url string"), cfg.m, layered.buckets,
-                        16, with_counts=False, foreign="none", layered=True)
+                        16, with_counts=False, foreign=ForeignRule(), layered=True)
     plan = parts._jdf.queryExecution().executedPlan().toString()
     assert "hashpartitioning(dbucket" in plan and "hashpartitioning(bucket" not in plan, plan
 

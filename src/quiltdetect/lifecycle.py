@@ -33,7 +33,7 @@ from pyspark.sql.types import BinaryType, StringType
 
 from quiltdetect.common import fs
 from quiltdetect.common.caching import released
-from quiltdetect.common.config import ConfigError, JobConfig, options_of, to_yaml
+from quiltdetect.common.config import ConfigError, JobConfig, flag_of, to_yaml
 from quiltdetect.common.finished import FinishedRun, is_complete, resolve_previous
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.layout import COMPLETE, work_table
@@ -280,11 +280,10 @@ class Job(ABC, Generic[C]):
                 f"{', '.join(DEFINITIONS[k] for k in changed)}: docs/definitions.md §0), so its stored "
                 f"{self.update_state_what} state does not match; run once without --previous to start afresh, "
                 "then update that run")
-        declared = options_of(type(self.cfg))
         for name in self.update_settings:
             mine, theirs = getattr(self.cfg, name), done.config.get(name)
             if theirs != mine:
-                option = declared[name].spellings(name)[0]
+                option = flag_of(type(self.cfg), name)
                 raise ConfigError(
                     f"{option} is {mine!r} but the previous run ({path}) used {theirs!r}: an update keeps "
                     f"{self.update_settings_why}; give the previous run's value, or run without --previous to "

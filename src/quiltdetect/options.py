@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from quiltdetect.common.config import (
     JobConfig,
+    Option,
     merge_settings,
     options_of,
     parse_override,
@@ -26,9 +27,12 @@ T = TypeVar("T")
 
 
 def add_io_options(parser: argparse.ArgumentParser) -> None:
-    """The options every analysis shares: the inputs, the output and the input columns (fields of
-    ``JobConfig``), and --config/--set/--master, which layer settings."""
-    add_config_options(parser, JobConfig, shared=IO_OPTIONS)
+    """The options every analysis shares: the inputs, the output and the input columns (the
+    fields of ``JobConfig`` whose declaration offers them to every job command), and
+    --config/--set/--master, which layer settings."""
+    for name, opt in options_of(JobConfig).items():
+        if _shared(opt):
+            _add_option(parser, JobConfig, name, opt)
     parser.add_argument("--config", action="append", metavar="FILE", type=absolute,
                         help="YAML file of options (see conf/); repeatable, later files win")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -36,8 +40,9 @@ def add_io_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--master", help="Spark master for the console command (default local[*])")
 
 
-# on every command that reads inputs
-IO_OPTIONS = ("inputs", "input_format", "output", "overwrite", "id_col", "url_col", "text_col", "ip_col", "date_col")
+def _shared(opt: Option) -> bool:
+    """Whether an option of ``JobConfig`` is on every job command (``add_io_options``')."""
+    return opt.cli and opt.commands is None
 
 
 def config_files(args: argparse.Namespace) -> dict[str, Any]:
@@ -52,32 +57,35 @@ def config_files(args: argparse.Namespace) -> dict[str, Any]:
     return merged
 
 
-def add_config_options(parser: argparse.ArgumentParser, cls: type, *, shared: tuple[str, ...] = (),
-                       only: tuple[str, ...] | None = None) -> None:
-    """The command-line options of the config class ``cls``, each made from its field's
-    declaration (``common.config.option``): its flags, help, choices and how it is read. The
-    fields every job shares are ``add_io_options``'; ``shared`` names those a command offers
-    besides (``ingest --write-rejects``); ``only``: just these of its own (a command that uses
-    some of its config's settings). ``show_defaults`` then adds each default to --help."""
-    hints = typing.get_type_hints(cls)
+def add_config_options(parser: argparse.ArgumentParser, cls: type, command: str) -> None:
+    """The command-line options of the config class ``cls`` that the command ``command`` offers
+    (as typed after ``quiltdetect``: ``reuse detect``), each made from its field's declaration
+    (``common.config.option``): which commands offer it, its flags, help, choices and how it is
+    read. The options every job shares are ``add_io_options``'. ``show_defaults`` then adds
+    each default to --help."""
+    declared = options_of(cls)
     own = {f.name for f in dataclasses.fields(JobConfig)}
-    for name, opt in options_of(cls).items():
-        if (name not in shared) if name in own else (not opt.cli or only is not None and name not in only):
-            continue
-        how: dict[str, Any] = {"dest": name, "help": opt.help}
-        if opt.action in ("store_true", "store_false"):
-            how.update(action=opt.action, default=None)
-        else:
-            if opt.action:
-                how["action"] = opt.action
-            kind, _ = scalar_type(hints[name])
-            if opt.parse is None and kind in (int, float):
-                how["type"] = kind
-            if opt.choices:
-                how["choices"] = opt.choices
-            if opt.metavar:
-                how["metavar"] = opt.metavar
-        parser.add_argument(*opt.spellings(name), **how)
+    for name, opt in declared.items():
+        if opt.offered_to(command) and not (name in own and _shared(opt)):
+            _add_option(parser, cls, name, opt)
+
+
+def _add_option(parser: argparse.ArgumentParser, cls: type, name: str, opt: Option) -> None:
+    """The argparse option of the field ``name`` of ``cls``, from its declaration ``opt``."""
+    how: dict[str, Any] = {"dest": name, "help": opt.help}
+    if opt.action in ("store_true", "store_false"):
+        how.update(action=opt.action, default=None)
+    else:
+        if opt.action:
+            how["action"] = opt.action
+        kind, _ = scalar_type(typing.get_type_hints(cls)[name])
+        if opt.parse is None and kind in (int, float):
+            how["type"] = kind
+        if opt.choices and (kind is not None or opt.action == "append"):  # not a list given as one text
+            how["choices"] = opt.choices
+        if opt.metavar:
+            how["metavar"] = opt.metavar
+    parser.add_argument(*opt.spellings(name), **how)
 
 
 def command_line_fields(cls: type) -> tuple[str, ...]:

@@ -55,30 +55,45 @@ OPTION_KEY = "quiltdetect.option"  # a config field's metadata key: its Option
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    """How a config field is given and described: declared once, on the field (``option``), and
-    read by the command-line parser (``options.add_config_options``), ``--help``'s defaults
-    (``show_defaults``), the conf/*.yaml templates (``config_template``) and the settings'
-    loader, which also takes the field's older names (``aliases``)."""
+    """How a config field is given, described and checked: declared once, on the field
+    (``option``), and read by the command-line parser (``options.add_config_options``, which
+    gives each command the options whose declaration offers it), ``--help``'s defaults
+    (``show_defaults``), the conf/*.yaml templates (``config_template``), the check of every
+    value's range and choices (``check_options``) and the settings' loader, which also takes the
+    field's older names (``aliases``)."""
 
     help: str  # what it does, for --help and the YAML template
     flags: tuple[str, ...] = ()  # its command-line spellings; () = --field-name (-k for one letter)
     metavar: str | None = None
-    choices: tuple[Any, ...] | None = None
+    choices: tuple[Any, ...] | None = None  # the values allowed (each value, for a list field)
     action: str | None = None  # "store_true" / "store_false": a flag that sets a bool; "append": repeatable
     parse: Callable[[str], Any] | None = None  # how the command line's string becomes the value
     aliases: tuple[str, ...] = ()  # older names, still accepted in --config files, --set and the API
-    cli: bool = True  # False: given in --config files, --set and the API only
+    cli: bool = True  # False: given in --config files, --set and the API only (unless ``commands`` names some)
+    # The commands whose command line offers it, as typed after ``quiltdetect`` ("reuse detect");
+    # None: every command its configuration serves (each job command, for JobConfig's fields).
+    commands: tuple[str, ...] | None = None
+    low: float | None = None  # the smallest value allowed (of each value, for a list field)
+    high: float | None = None  # the largest
+    low_open: bool = False  # low itself is refused: values > low
+    unit: str = ""  # what the bounds count, named when a value is above them ("supershingles")
 
     def spellings(self, name: str) -> tuple[str, ...]:
         """The command-line flags of the field ``name``."""
         return self.flags or (_flag(name),)
 
+    def offered_to(self, command: str) -> bool:
+        """Whether ``command`` (as typed after ``quiltdetect``: ``mwo join``), built from a
+        configuration holding this field, offers it on its command line."""
+        return command in self.commands if self.commands is not None else self.cli
+
 
 def option(default: Any = dataclasses.MISSING, *, help: str, default_factory: Any = dataclasses.MISSING,  # noqa: A002
            path: str | None = None, **how: Any) -> Any:
     """A config field with its option declared once: ``help``, and optionally ``flags``,
-    ``metavar``, ``choices``, ``action``, ``parse``, ``aliases``, ``cli`` (``Option``); ``path``:
-    it names a path of that kind (``common.paths.path_field``)."""
+    ``metavar``, ``choices``, ``action``, ``parse``, ``aliases``, ``cli``, ``commands``, ``low``,
+    ``high``, ``low_open``, ``unit`` (``Option``); ``path``: it names a path of that kind
+    (``common.paths.path_field``)."""
     metadata: dict[str, Any] = {OPTION_KEY: Option(help, **how)}
     if path is not None:
         metadata[PATH_KEY] = path
@@ -95,6 +110,14 @@ def aliases_of(cls: type) -> dict[str, str]:
     return {alias: name for name, opt in options_of(cls).items() for alias in opt.aliases}
 
 
+def flag_of(cls: type, name: str) -> str:
+    """The command-line flag that names the field ``name`` of the config class ``cls`` in
+    messages: its option's first spelling (``--theta`` for the sweep's ``thetas``, ``-k`` for
+    ``k``), else ``--name-with-dashes``."""
+    opt = options_of(cls).get(name)
+    return opt.spellings(name)[0] if opt is not None else _flag(name)
+
+
 @dataclasses.dataclass
 class JobConfig:
     """Settings every job shares: inputs, output, ingestion limits and Spark settings."""
@@ -106,11 +129,12 @@ class JobConfig:
                                       help="how to read the inputs (default: inferred per file from its name)")
     output: str | None = option(None, path="output", metavar="DIR",
                                 help="directory for the results (local or Hadoop URI)")
-    max_payload_bytes: int = option(50_000_000, cli=False, help="WARC payloads larger than this are skipped and counted")
+    max_payload_bytes: int = option(50_000_000, cli=False, low=1,
+                                    help="WARC payloads larger than this are skipped and counted")
     overwrite: bool = option(False, action="store_true", help="replace an existing output")
     hadoop_reader: bool = option(False, cli=False, help="read local WARC/WET through Spark's binaryFile source "
                                                         "(as remote files are)")
-    write_rejects: bool = option(False, action="store_true", cli=False,
+    write_rejects: bool = option(False, action="store_true", cli=False, commands=("ingest",),
                                  help="also write skipped records with their reason to <output>/rejects/")
     id_col: str = option("id", metavar="COLUMN", help="the column of a Parquet/JSONL input holding the document id")
     url_col: str = option("url", metavar="COLUMN", help="the column of a Parquet/JSONL input holding the URL")
@@ -131,7 +155,8 @@ class JobConfig:
 
         First every field of the job's dataclass is checked against its declared type
         (:func:`check_types`), so a value of the wrong kind from ``--set`` or a ``--config``
-        file is one line saying what to give, before anything uses it.
+        file is one line saying what to give, before anything uses it; then against its
+        declared range and choices (:func:`check_options`).
         """
         if isinstance(self.inputs, str):
             self.inputs = [self.inputs]
@@ -145,11 +170,7 @@ class JobConfig:
             raise ConfigError("no input: give --input PATH (a file, directory or glob; repeatable)")
         if need_io and not self.output:
             raise ConfigError("no output: give --output DIR")
-        if self.input_format is not None and self.input_format not in INPUT_FORMATS:
-            raise ConfigError(
-                f"--input-format {self.input_format!r}: use one of {', '.join(INPUT_FORMATS)}"
-            )
-        check_int("max_payload_bytes", self.max_payload_bytes, 1)
+        check_options(self)
         named = [c for c in self.columns().values() if c]
         if len(named) != 5 or len(set(named)) != 5:
             raise ConfigError(f"--id-col, --url-col, --text-col, --ip-col and --date-col must name five different "
@@ -200,7 +221,7 @@ def check_types(config: Any) -> None:
     true/false (``--set overwrite=maybe`` is an error, not "truthy"), ``int`` fields integers,
     ``float`` fields numbers, ``str`` fields strings, ``X | None`` also null; list fields of
     those take a list of them (a list of strings also one string, which the jobs split).
-    Ranges and choices stay with each job's ``validate``.
+    Ranges and choices are the options' declarations (``check_options``).
     """
     hints = typing.get_type_hints(type(config))
     for field in dataclasses.fields(config):
@@ -223,10 +244,54 @@ def check_types(config: Any) -> None:
             raise ConfigError(f"{_flag(field.name)} must be a list of {plural}, got {value!r}")
 
 
-def check_int(name: str, value: Any, low: int) -> None:
-    """An integer option >= low, or a ConfigError naming the option as it is typed."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{_flag(name)} must be an integer >= {low}, got {value!r}")
+def check_options(config: Any) -> None:
+    """Every value of a config dataclass within its option's declared range (``Option.low``,
+    ``high``) and among its ``choices``, or a ConfigError naming the option as it is typed.
+    Generic over the dataclass: each job's ``validate_io`` calls it after ``check_types``, so
+    the values are of their declared types here; each value of a list field is checked, and
+    null (where ``check_types`` let it be) is left alone."""
+    cls = type(config)
+    for name, opt in options_of(cls).items():
+        value = getattr(config, name)
+        if not isinstance(value, list):
+            if value is not None:
+                check_value(cls, name, value)
+            continue
+        bad = [v for v in value if opt.choices is not None and v not in opt.choices]
+        if bad:
+            raise ConfigError(f"{flag_of(cls, name)} {','.join(map(str, bad))}: use some of "
+                              f"{', '.join(map(str, opt.choices or ()))}")
+        for v in value:
+            check_value(cls, name, v, each=True)
+
+
+def check_value(cls: type, name: str, value: Any, *, each: bool = False, what: str | None = None) -> None:
+    """One value of the field ``name`` of ``cls`` among its declared choices and within its
+    declared bounds, or a ConfigError saying what to give. ``each``: a value of a list field
+    (``--theta values must be ...``); ``what``: the name to give instead of the option's flag
+    (``--pivot k``)."""
+    opt = options_of(cls)[name]
+    flag = what or flag_of(cls, name)
+    if opt.choices is not None and not each and value not in opt.choices:
+        raise ConfigError(f"{flag} {value!r}: use one of {', '.join(map(str, opt.choices))}")
+    low_ok = opt.low is None or (value > opt.low if opt.low_open else value >= opt.low)
+    high_ok = opt.high is None or value <= opt.high  # NaN is neither: it is within no bounds
+    if low_ok and high_ok:
+        return
+    hint = typing.get_type_hints(cls)[name]
+    whole = (scalar_type(hint)[0] or _item_kind(hint)) is int
+    must = f"{flag} values must be" if each else f"{flag} must be"
+    if whole and low_ok:
+        raise ConfigError(f"{must} at most {opt.high}{f' ({opt.unit})' if opt.unit else ''}, got {value!r}")
+    noun = ("integers" if whole else "numbers") if each else ("an integer" if whole else "a number")
+    if whole or opt.high is None:
+        bounds = f"{'>' if opt.low_open else '>='} {opt.low}"
+    elif opt.low is None:
+        bounds = f"<= {opt.high}"
+    else:
+        bounds = f"in {'(' if opt.low_open else '['}{opt.low}, {opt.high}]"
+    null = " or null" if scalar_type(hint)[1] and not each else ""
+    raise ConfigError(f"{must} {noun} {bounds}{null}, got {value!r}")
 
 
 def parse_override(item: str) -> tuple[str, Any]:

@@ -1,6 +1,6 @@
 """What the plain-Python references of the tests' parity checks share: a document as they see
-it, and the foreign rule's server of one (``common.foreign.server_column`` is the same rule on
-Spark). No Spark here."""
+it, and the foreign rule's server of one (``common.foreign.ForeignRule.server_column`` is the
+same rule on Spark). No Spark here."""
 
 from __future__ import annotations
 

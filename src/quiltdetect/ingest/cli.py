@@ -11,7 +11,7 @@ from quiltdetect.options import add_config_options, add_io_options, config_from_
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("ingest", help="read a crawl once into the document table (docs/) that every job can read")
     add_io_options(parser)
-    add_config_options(parser, JobConfig, shared=("write_rejects",))
+    add_config_options(parser, JobConfig, "ingest")
     show_defaults(parser, JobConfig)  # ingest has the shared settings only (IngestConfig adds none)
 
 

@@ -10,10 +10,8 @@ from dataclasses import asdict
 
 from quiltdetect.common.config import show_defaults
 from quiltdetect.common.paths import absolute, absolute_if_file
-from quiltdetect.mwo.config import MwoConfig
+from quiltdetect.mwo.config import MwoConfig, MwoQueryConfig
 from quiltdetect.options import add_config_options, add_io_options, config_from_args, run_job
-
-INDEX_OPTIONS = ("min_weight_ratio", "index_threshold", "top")  # mwo index; join has every option
 
 
 def add_parser(subparsers) -> None:
@@ -22,10 +20,10 @@ def add_parser(subparsers) -> None:
     actions = mwo.add_subparsers(dest="mwo_command", required=True, metavar="ACTION")
     index = actions.add_parser("index", help="render every page into its weighted record and write the index")
     add_io_options(index)
-    add_config_options(index, MwoConfig, only=INDEX_OPTIONS)
+    add_config_options(index, MwoConfig, "mwo index")
     join = actions.add_parser("join", help="all pairs with MWO >= t on Spark (the output is also an index)")
     add_io_options(join)
-    add_config_options(join, MwoConfig)
+    add_config_options(join, MwoConfig, "mwo join")
     for parser in (index, join):
         show_defaults(parser, MwoConfig)
     query = actions.add_parser("query", help="the near-duplicates of one page in an index, ranked by MWO")
@@ -34,13 +32,15 @@ def add_parser(subparsers) -> None:
                        help="an HTML file, or a URL / doc_id in the index; repeatable; '-' reads one per line from stdin")
     query.add_argument("--url", default="", help="the URL of an HTML --page file (URL terms, same-site anchors)")
     query.add_argument("-t", type=float, default=0.5, help="near-duplicates have MWO >= t (default 0.5)")
-    query.add_argument("--top", type=int, default=20, help="matches shown per page (default 20, 0 = all)")
+    add_config_options(query, MwoQueryConfig, "mwo query")
     query.add_argument("--json", action="store_true", help="print one JSON object per query instead of text")
+    show_defaults(query, MwoQueryConfig)
 
 
 def _query(args: argparse.Namespace) -> int:
     from quiltdetect.mwo.query import MwoIndex, format_result
 
+    top = config_from_args(MwoQueryConfig, args).top
     started = time.perf_counter()
     index = MwoIndex(args.index)
     loaded = time.perf_counter() - started
@@ -56,7 +56,7 @@ def _query(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(asdict(result), ensure_ascii=False), flush=True)
         else:
-            print(format_result(result, args.top), flush=True)
+            print(format_result(result, top), flush=True)
     return 0
 
 

@@ -25,7 +25,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--preset", choices=sorted(PRESETS),
                    help="start from named settings (henzinger2006: the paper's combined algorithm; "
                         "henzinger-calibrated: it with thresholds calibrated on the Webis pairs)")
-    add_config_options(p, NearDupConfig)
+    add_config_options(p, NearDupConfig, "neardup")
     p.add_argument("--pairs", metavar="FILE", type=absolute, help="calibrate: labelled pairs, JSON Lines (.gz ok)")
     p.add_argument("--train-corpus", metavar="NAME", help="calibrate: choose thresholds on this corpus only")
     p.add_argument("--test-corpus", metavar="NAME", help="calibrate: report the chosen thresholds on this corpus")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from quiltdetect.common.config import ConfigError, JobConfig, check_int, option
+from quiltdetect.common.config import ConfigError, JobConfig, option
 
 ALGORITHMS = ("lsh", "b", "c", "combined", "combined-sites")
 
@@ -32,20 +32,24 @@ class NearDupConfig(JobConfig):
     """
 
     algorithm: str = option("lsh", choices=ALGORITHMS, help="lsh | b | c | combined | combined-sites")
-    k: int = option(4, help="shingle length in terms (8 Henzinger, 5 Fetterly)")
+    k: int = option(4, low=1, help="shingle length in terms (8 Henzinger, 5 Fetterly)")
     wrap: bool = option(False, action="store_true", help="wrap shingle windows around the page end (Fetterly)")
-    resemblance_threshold: float = option(0.63, help="lsh: near-duplicate at resemblance (Jaccard) >= this")
-    containment_threshold: float = option(0.96, help="lsh: or at containment (share of the smaller page in the "
-                                                     "larger) >= this")
-    lsh_bands: int = option(40, help="lsh: candidates share one of this many bands")
-    lsh_rows: int = option(3, help="lsh: min-hashes per band (the S-curve: docs/neardup.md)")
-    b_threshold: int = option(1, help="B-similar at >= this many equal supershingles of 6")
-    c_threshold: int = option(355, help="C-similar at >= this many agreeing bits of 384")
-    combined_c_threshold: int = option(328, help="combined: B-similar and C-similarity >= this")
-    bucket_cap: int = option(200, help="buckets with more pages give star edges, not all pairs")
-    cc_checkpoint_every: int = option(1, cli=False, help="connected components: cut the lineage every n rounds")
-    cc_max_rounds: int = option(100, cli=False, help="connected components: fail (not loop) past this many rounds")
-    top: int = option(10, help="largest clusters shown in the summary")
+    resemblance_threshold: float = option(0.63, low=0, low_open=True, high=1,
+                                          help="lsh: near-duplicate at resemblance (Jaccard) >= this")
+    containment_threshold: float = option(0.96, low=0, low_open=True, high=1,
+                                          help="lsh: or at containment (share of the smaller page in the larger) >= this")
+    lsh_bands: int = option(40, low=1, help="lsh: candidates share one of this many bands")
+    lsh_rows: int = option(3, low=1, help="lsh: min-hashes per band (the S-curve: docs/neardup.md)")
+    b_threshold: int = option(1, low=1, high=6, unit="supershingles",
+                              help="B-similar at >= this many equal supershingles of 6")
+    c_threshold: int = option(355, low=1, high=384, unit="simhash bits",
+                              help="C-similar at >= this many agreeing bits of 384")
+    combined_c_threshold: int = option(328, low=0, high=384, unit="simhash bits",
+                                       help="combined: B-similar and C-similarity >= this")
+    bucket_cap: int = option(200, low=2, help="buckets with more pages give star edges, not all pairs")
+    cc_checkpoint_every: int = option(1, cli=False, low=1, help="connected components: cut the lineage every n rounds")
+    cc_max_rounds: int = option(100, cli=False, low=1, help="connected components: fail (not loop) past this many rounds")
+    top: int = option(10, low=0, help="largest clusters shown in the summary")
     previous: str = option("", path="run", metavar="RUN",
                            help="a finished neardup run's output: add the --input pages to it and write the union's "
                                 "near-duplicates to --output, the new pages decided against every page kept so far "
@@ -57,25 +61,9 @@ class NearDupConfig(JobConfig):
         if self.previous and self.output and self.previous.rstrip("/") == self.output.rstrip("/"):
             raise ConfigError(f"--output {self.output} is the --previous run: an update writes a new output "
                               "and leaves the previous one as it is; choose another --output")
-        if self.algorithm not in ALGORITHMS:
-            raise ConfigError(f"--algorithm {self.algorithm!r}: use one of {', '.join(ALGORITHMS)}")
-        if not isinstance(self.wrap, bool):
-            raise ConfigError(f"--wrap must be true or false, got {self.wrap!r}")
-        for name in ("resemblance_threshold", "containment_threshold"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be a number in (0, 1], got {value!r}")
-        if isinstance(self.lsh_bands, int) and isinstance(self.lsh_rows, int) and self.lsh_bands * self.lsh_rows > 1024:
+        if self.lsh_bands * self.lsh_rows > 1024:
             raise ConfigError(f"--lsh-bands x --lsh-rows = {self.lsh_bands * self.lsh_rows} min-hashes per page: "
                               "use at most 1024")
-        for name, low in (("k", 1), ("lsh_bands", 1), ("lsh_rows", 1), ("b_threshold", 1), ("c_threshold", 1), ("combined_c_threshold", 0),
-                          ("bucket_cap", 2), ("cc_checkpoint_every", 1), ("cc_max_rounds", 1), ("top", 0)):
-            check_int(name, getattr(self, name), low)
-        if self.b_threshold > 6:
-            raise ConfigError(f"--b-threshold must be at most 6 (supershingles), got {self.b_threshold}")
-        for name in ("c_threshold", "combined_c_threshold"):
-            if getattr(self, name) > 384:
-                raise ConfigError(f"--{name.replace('_', '-')} must be at most 384 (simhash bits), got {getattr(self, name)}")
         if self.c_threshold < 300 and self.algorithm in ("c", "combined-sites"):
             raise ConfigError(f"--c-threshold {self.c_threshold} needs {384 - self.c_threshold + 1} simhash pieces of "
                               "a few bits each: candidate buckets would be huge; use >= 300")

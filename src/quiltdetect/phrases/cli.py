@@ -19,7 +19,7 @@ def add_parser(subparsers: Any) -> None:
                     "covering sets (Figs. 3-7) and per-host statistics with monster candidates (Figs. 8-9). "
                     "Defaults: conf/phrases.yaml.")
     add_io_options(p)
-    add_config_options(p, PhrasesConfig)
+    add_config_options(p, PhrasesConfig, "phrases")
     show_defaults(p, PhrasesConfig)
 
 

@@ -16,7 +16,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from quiltdetect.common.caching import SPILL, keep
-from quiltdetect.common.foreign import server_column
+from quiltdetect.common.foreign import ForeignRule
 from quiltdetect.phrases.config import PhrasesConfig
 from quiltdetect.phrases.covering import greedy_covering_set, sample_priority
 from quiltdetect.phrases.monsters import ordered_mean
@@ -26,9 +26,9 @@ COVER_COLUMNS = {"target": "int64", "rank": "int32", "donor": "int64", "covered"
                  "foreign": "object"}
 
 
-def servers(docs: DataFrame, server: str) -> DataFrame:
-    """(doc_key, host, server): the host and the server under the foreign notion (null for none)."""
-    return docs.select("doc_key", F.coalesce("host", F.lit("")).alias("host"), server_column(server).alias("server"))
+def servers(docs: DataFrame, foreign: ForeignRule) -> DataFrame:
+    """(doc_key, host, server): the host and the server under the foreign rule (null when it is off)."""
+    return docs.select("doc_key", F.coalesce("host", F.lit("")).alias("host"), foreign.server_column().alias("server"))
 
 
 def priority(seed: int) -> Callable[[Column], Column]:
@@ -41,16 +41,17 @@ def priority(seed: int) -> Callable[[Column], Column]:
     return by_seed
 
 
-def cover_sample(counts: DataFrame, docs: DataFrame, cfg: PhrasesConfig) -> DataFrame:
+def cover_sample(counts: DataFrame, docs: DataFrame, server: DataFrame, cfg: PhrasesConfig) -> DataFrame:
     """(doc_key) of the documents whose covering sets are computed.
 
     Eligible: at least ``cover_min_popular`` popular shingles (and on ``cover_servers`` when
-    given). ``uniform``: the ``cover_sample_size`` eligible documents with the smallest seeded
-    mmh3 of their doc_id; ``per_count``: that many per popular count (Figs. 3-4); ``all``.
+    given: ``server`` is every document's server, ``servers``). ``uniform``: the
+    ``cover_sample_size`` eligible documents with the smallest seeded mmh3 of their doc_id;
+    ``per_count``: that many per popular count (Figs. 3-4); ``all``.
     """
     eligible = counts.where(F.col("n_popular") >= cfg.cover_min_popular).select("doc_key", "n_popular")
     if cfg.cover_servers:
-        on = servers(docs, cfg.foreign).where(F.col("server").isin(cfg.cover_servers)).select("doc_key")
+        on = server.where(F.col("server").isin(cfg.cover_servers)).select("doc_key")
         eligible = eligible.join(on, on="doc_key", how="left_semi")
     if cfg.cover_sample == "all":
         return eligible.select("doc_key")
@@ -62,11 +63,13 @@ def cover_sample(counts: DataFrame, docs: DataFrame, cfg: PhrasesConfig) -> Data
     return keyed.withColumn("place", place).where(F.col("place") <= cfg.cover_sample_size).select("doc_key")
 
 
-def donor_rows(sample: DataFrame, triples: DataFrame, popular: DataFrame, server: DataFrame | None) -> DataFrame:
+def donor_rows(sample: DataFrame, triples: DataFrame, popular: DataFrame, server: DataFrame,
+               foreign: ForeignRule) -> DataFrame:
     """(target, donor, selector, popular, foreign): one row per shingle a donor shares with a
     sampled page (the donor's i-th shingle is the page's i-th), ``popular`` whether that
-    shingle is popular, ``foreign`` whether the donor is on another server (null without a
-    server notion). ``cover_group`` reduces them per donor.
+    shingle is popular, ``foreign`` whether the donor is on another server than the page
+    (``server``, under the rule ``foreign``; null when the rule is off). ``cover_group``
+    reduces them per donor.
 
     Not merged per (page, donor) in Spark: that merge (a ``collect_list``) runs in one task,
     and the cover's grouped UDF sees the same rows anyway.
@@ -79,14 +82,14 @@ def donor_rows(sample: DataFrame, triples: DataFrame, popular: DataFrame, server
                .join(marked, on=["selector", "shingle"], how="left")
                .select(F.col("doc_key").alias("target"), "selector", "shingle",
                        F.coalesce("popular", F.lit(False)).alias("popular")))
-    if server is not None:
+    if foreign.on:
         targets = targets.join(server.select(F.col("doc_key").alias("target"), F.col("server").alias("target_server")),
                                on="target")
     targets = keep(targets, SPILL)
     targets.count()
     donors = triples.select(F.col("doc_key").alias("donor"), "selector", "shingle")
     rows = targets.join(donors, on=["selector", "shingle"]).where(F.col("donor") != F.col("target"))
-    if server is None:
+    if not foreign.on:
         return rows.select("target", "donor", "selector", "popular", F.lit(None).cast("boolean").alias("foreign"))
     donor_server = server.select(F.col("doc_key").alias("donor"), F.col("server").alias("donor_server"))
     return rows.join(donor_server, on="donor").select(
@@ -132,11 +135,11 @@ def covering_sets(rows: DataFrame, m: int) -> DataFrame:
 
 
 def assemble(sample: DataFrame, picks: DataFrame, counts: DataFrame, docs: DataFrame, server: DataFrame,
-             *, foreign: bool) -> DataFrame:
+             foreign: ForeignRule) -> DataFrame:
     """The covering_sets table: per sampled document its donors in pick order, with urls.
 
-    foreign_contribution counts the popular shingles covered by foreign donors (null without
-    a server notion); uncovered the popular shingles no donor holds (0 unless popular < 2).
+    foreign_contribution counts the popular shingles covered by foreign donors (null when the
+    foreign rule is off); uncovered the popular shingles no donor holds (0 unless popular < 2).
     """
     names = docs.select("doc_key", "doc_id", "url")
     donors = (picks.join(names.withColumnRenamed("doc_key", "donor"), on="donor")
@@ -149,7 +152,7 @@ def assemble(sample: DataFrame, picks: DataFrame, counts: DataFrame, docs: DataF
         p["doc_id"].alias("doc_id"), p["url"].alias("url"), p["covered"].alias("covered"),
         p["shared"].alias("shared"), p["foreign"].alias("foreign")))
     no_donors = F.array().cast("array<struct<doc_id:string,url:string,covered:int,shared:int,foreign:boolean>>")
-    contribution = F.coalesce("foreign_covered", F.lit(0)) if foreign else F.lit(None)
+    contribution = F.coalesce("foreign_covered", F.lit(0)) if foreign.on else F.lit(None)
     return (sample.join(counts, on="doc_key").join(names, on="doc_key").join(server, on="doc_key")
             .join(donors, on="doc_key", how="left")
             .select("doc_id", "url", "host", "server", "n_words", "n_popular",

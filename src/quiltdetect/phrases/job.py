@@ -87,7 +87,8 @@ def collapse_stage(run: JobRun, samples: DataFrame) -> DataFrame:
 def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
     """§3.3-3.5 on the kept documents' samples: every result table and figure."""
     spark, cfg, metrics, write_table = run.spark, run.cfg, run.metrics, run.out.write_table
-    server = keep(servers(docs, cfg.foreign), SPILL)
+    foreign = cfg.foreign_rule
+    server = keep(servers(docs, foreign), SPILL)
     triples = shingle_triples(kept)
 
     with metrics.stage(spark, "popular", f"(selector, shingle) groups, popular at >= {cfg.popular} documents") as counts:
@@ -132,20 +133,19 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
         counts["without_text"] = int(row["without_text"] or 0)
 
     with metrics.stage(spark, "covering_sets", f"greedy covering sets ({cfg.cover_sample} sample, "
-                                               f"foreign preference: {cfg.foreign})") as counts:
-        sample = keep(cover_sample(doc_n, docs, cfg), SPILL)  # read twice: donors, then the table
-        with_server = cfg.foreign != "none"
-        rows = donor_rows(sample, triples, popular, server if with_server else None)
+                                               f"foreign preference: {foreign.name})") as counts:
+        sample = keep(cover_sample(doc_n, docs, server, cfg), SPILL)  # read twice: donors, then the table
+        rows = donor_rows(sample, triples, popular, server, foreign)
         picks = covering_sets(rows, cfg.shingles)
         covers, row = run.out.write_counted(
-            assemble(sample, picks, doc_n, docs, server, foreign=with_server).orderBy("doc_id"), "covering_sets",
+            assemble(sample, picks, doc_n, docs, server, foreign).orderBy("doc_id"), "covering_sets",
             {"cover_size": F.sum("cover_size"), "n_popular": F.sum("n_popular"),
              "foreign": F.sum("foreign_contribution"), "uncovered": F.sum("uncovered"), "rows": F.count(F.lit(1))})
         scatter = write_table(scatter_table(covers), "cover_scatter")
         counts["sampled_documents"] = int(row["rows"])
         counts["donors_picked"] = int(row["cover_size"] or 0)
         counts["popular_shingles_covered"] = int((row["n_popular"] or 0) - (row["uncovered"] or 0))
-        if with_server:
+        if foreign.on:
             counts["foreign_contribution"] = int(row["foreign"] or 0)
 
     with metrics.stage(spark, "hosts", f"hosts with >= {cfg.min_host_pages} pages, monster candidates") as counts:
@@ -164,7 +164,7 @@ def find_phrases(run: JobRun, docs: DataFrame, kept: DataFrame) -> None:
                 hist, cfg.shingles, "Fig. 2: popular shingles per document"),
             "fig3_covering_sets.png": plots.covering_plot(
                 scatter.toPandas(), cfg.shingles, f"Figs. 3-7: covering sets ({cfg.cover_sample} sample, "
-                f"popular >= {cfg.cover_min_popular}, foreign = other {cfg.foreign})"),
+                f"popular >= {cfg.cover_min_popular}, foreign = other {foreign.name})"),
             "fig8_host_stats.png": plots.host_plot(
                 hosts.orderBy(F.desc("n_pages"), "host").limit(PLOT_HOSTS).toPandas(),
                 monsters.orderBy("rank").limit(PLOT_HOSTS).toPandas(), cfg.shingles, cfg.monster_min_mean,

@@ -16,7 +16,7 @@ from quiltdetect.quilts.config import QuiltConfig
 
 def add_quilt_options(parser: argparse.ArgumentParser) -> None:
     """The quilt parameters (k, m, c, θ), the foreign rule and the rest of QuiltConfig's options."""
-    add_config_options(parser, QuiltConfig)
+    add_config_options(parser, QuiltConfig, "quilts")
 
 
 # The demo looks for sources on other hosts: the cross-site quilts a newcomer should see first,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, check_int, option
-from quiltdetect.common.foreign import FOREIGN_CHOICES
+from quiltdetect.common.config import INPUT_FORMATS, ConfigError, JobConfig, option
+from quiltdetect.common.foreign import FOREIGN_CHOICES, ForeignRule
 
 __all__ = ["FOREIGN_CHOICES", "INPUT_FORMATS", "QuiltConfig"]
 
@@ -14,19 +14,19 @@ __all__ = ["FOREIGN_CHOICES", "INPUT_FORMATS", "QuiltConfig"]
 class QuiltConfig(JobConfig):
     """Parameters of a quilt run: the paper's (k, m, c, θ) and the foreign rule, plus I/O."""
 
-    k: int = option(5, help="gram length in words")
-    m: int = option(50, help="a patch gram occurs in more than 1 and at most m documents")
-    c: int = option(4, help="a quilt has at least c source documents")
-    theta: float = option(0.5, help="a quilt's patch fraction is at least theta")
+    k: int = option(5, low=1, help="gram length in words")
+    m: int = option(50, low=2, help="a patch gram occurs in more than 1 and at most m documents")
+    c: int = option(4, low=1, help="a quilt has at least c source documents")
+    theta: float = option(0.5, low=0, high=1, help="a quilt's patch fraction is at least theta")
     foreign: str = option("none", choices=FOREIGN_CHOICES,
                           help="sources must live on another host / registered domain / IP (none: anywhere)")
     count_occurrences: bool = option(False, action="store_true",
                                      help="patch fraction over gram occurrences, as the paper's figure 5 (default: sets)")
-    phi: float = option(0.0, help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, "
+    phi: float = option(0.0, low=0, high=1, help="keep only sources that covered >= phi * |pgrams(d)| grams when picked, "
                                   "then re-judge c")
     exclude_attributed: bool = option(False, action="store_true",
                                       help="drop quilts that link to one of their sources (aggregators crediting them)")
-    top: int = option(10, help="quilts shown in the summary")
+    top: int = option(10, low=0, help="quilts shown in the summary")
     collapse_near_duplicates: bool = option(False, action="store_true",
                                             help="keep one page per near-duplicate cluster first, as Fetterly 2005")
     write_annotated: bool = option(False, action="store_true",
@@ -40,14 +40,7 @@ class QuiltConfig(JobConfig):
     def validate(self, *, need_io: bool = True) -> QuiltConfig:
         """Fail with a message naming the option when a value cannot work."""
         self.validate_io(need_io=need_io)
-        for name, low in (("k", 1), ("m", 2), ("c", 1), ("top", 0)):
-            check_int(name, getattr(self, name), low)
-        if isinstance(self.theta, bool) or not isinstance(self.theta, (int, float)) or not 0.0 <= self.theta <= 1.0:
-            raise ConfigError(f"--theta must be a number in [0, 1], got {self.theta!r}")
-        self.theta = float(self.theta)
-        if isinstance(self.phi, bool) or not isinstance(self.phi, (int, float)) or not 0.0 <= self.phi <= 1.0:
-            raise ConfigError(f"--phi must be a number in [0, 1], got {self.phi!r}")
-        self.phi = float(self.phi)
+        self.theta, self.phi = float(self.theta), float(self.phi)
         if self.phi > 0 and self.count_occurrences:
             raise ConfigError("--phi is a fraction of the patch-gram set; it cannot be combined with --count-occurrences")
         if self.previous and self.collapse_near_duplicates:
@@ -56,6 +49,9 @@ class QuiltConfig(JobConfig):
         if self.previous and self.output and self.previous.rstrip("/") == self.output.rstrip("/"):
             raise ConfigError(f"--output {self.output} is the --previous run: an update writes a new output "
                               "and leaves the previous one as it is; choose another --output")
-        if self.foreign not in FOREIGN_CHOICES:
-            raise ConfigError(f"--foreign {self.foreign!r}: use one of {', '.join(FOREIGN_CHOICES)}")
         return self
+
+    @property
+    def foreign_rule(self) -> ForeignRule:
+        """The foreign rule, parsed: what the job passes on (``common.foreign``)."""
+        return ForeignRule(self.foreign)

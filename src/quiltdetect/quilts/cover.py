@@ -20,9 +20,9 @@ from pyspark.sql import functions as F
 from quiltdetect.kernel.buckets import candidate_triple_rows, covers, gram_bucket, stable_argsort
 from quiltdetect.quilts.arrays import blob, concat, ddl, docs_by_bucket, int64s
 
-# The patch pairs by gram bucket: each with its document's server and whether it is a target
-# (patchy, and in an update recomputed); ``rank``: the document's rank in doc_id order (an
-# update), else null.
+# The patch pairs by gram bucket: each with its document's server (null when the foreign rule is
+# off: the doc table holds no servers) and whether it is a target (patchy, and in an update
+# recomputed); ``rank``: the document's rank in doc_id order (an update), else null.
 PATCH_PAIRS = pa.schema([("bucket", pa.int32()), ("gram", pa.binary()), ("doc", pa.binary()),
                          ("server", pa.binary()), ("is_target", pa.binary()), ("rank", pa.binary())])
 # The (target, gram, source) triples by target bucket; in an update ``source`` is the source's
@@ -49,13 +49,14 @@ def _target_pairs(n_gram: int, theta: float):
                     continue
                 sdoc = int64s(batch.column("sdoc")[i])
                 n_grams, n_patch = int64s(batch.column("n_grams")[i]), int64s(batch.column("n_patch")[i])
-                server = int64s(batch.column("server")[i])
+                server = batch.column("server")[i]
                 patchy = (n_patch / n_grams >= theta) & (n_patch > 0)
                 flags = batch.column("recompute")[i]
                 if flags.is_valid:  # an update: only the documents it recomputes are targets
                     patchy &= int64s(flags).astype(bool)
                 at = np.searchsorted(sdoc, docs)
-                is_target, servers = patchy[at].astype(np.int64), server[at]
+                is_target = patchy[at].astype(np.int64)
+                servers = int64s(server)[at] if server.is_valid else None
                 rank = batch.column("rank")[i]
                 ranks = int64s(rank)[at] if rank.is_valid else None
                 buckets = gram_bucket(grams, n_gram)  # grams are sorted: buckets ascending
@@ -65,7 +66,7 @@ def _target_pairs(n_gram: int, theta: float):
                     [pa.array([int(buckets[s]) for s, _ in rows], pa.int32()),
                      pa.array([blob(grams[s:e]) for s, e in rows], pa.binary()),
                      pa.array([blob(docs[s:e]) for s, e in rows], pa.binary()),
-                     pa.array([blob(servers[s:e]) for s, e in rows], pa.binary()),
+                     pa.array([None if servers is None else blob(servers[s:e]) for s, e in rows], pa.binary()),
                      pa.array([blob(is_target[s:e]) for s, e in rows], pa.binary()),
                      pa.array([None if ranks is None else blob(ranks[s:e]) for s, e in rows], pa.binary())],
                     schema=PATCH_PAIRS)
@@ -73,11 +74,14 @@ def _target_pairs(n_gram: int, theta: float):
     return target_pairs
 
 
-def _triples_of_bucket(n_targets: int, foreign: bool):
-    """All pairs of one gram bucket -> (target, gram, source) triples, by target bucket."""
+def _triples_of_bucket(n_targets: int):
+    """All pairs of one gram bucket -> (target, gram, source) triples, by target bucket; a source
+    on its target's server is left out when the pairs carry servers (the foreign rule on)."""
 
     def triples(table: pa.Table) -> pa.Table:
-        grams, docs, servers, is_target = (concat(table.column(c)) for c in ("gram", "doc", "server", "is_target"))
+        grams, docs, is_target = (concat(table.column(c)) for c in ("gram", "doc", "is_target"))
+        foreign = table.num_rows > 0 and table.column("server")[0].is_valid
+        servers = concat(table.column("server")) if foreign else np.zeros(grams.shape[0], dtype=np.int64)
         ranked = table.num_rows > 0 and table.column("rank")[0].is_valid
         ids = concat(table.column("rank")) if ranked else docs  # what the cover orders sources by
         # Runs of equal grams are all the triples need: the cover of a target does not depend on
@@ -103,15 +107,18 @@ def _cover_bucket(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=COVER_SCHEMA)
 
 
-def cover_sources(doc_table: DataFrame, theta: float, n_gram: int, n_targets: int, *, foreign: bool,
+def cover_sources(doc_table: DataFrame, theta: float, n_gram: int, n_targets: int, *,
                   ranks: DataFrame | None = None) -> DataFrame:
     """Greedy covers of every patchy document: (target, rank, source, covered, shared, n_pairs).
+
+    Sources on their target's server are left out when the doc table holds servers: the foreign
+    rule the table was made under (``patch_grams.doc_buckets``) is the only one they can follow.
 
     ``ranks`` (an update, ``doc_ranks``: the doc table's ``rank`` column holds them too): the
     covers order sources by rank and are given back with the sources' keys."""
     # without the columns _target_pairs does not read (``count`` is as large as ``doc``)
     pairs = doc_table.select(*TARGET_PAIR_INPUTS).mapInArrow(_target_pairs(n_gram, theta), PATCH_PAIRS_DDL)
-    triples = pairs.groupBy("bucket").applyInArrow(_triples_of_bucket(n_targets, foreign), TRIPLES_DDL)
+    triples = pairs.groupBy("bucket").applyInArrow(_triples_of_bucket(n_targets), TRIPLES_DDL)
     picked = triples.groupBy("bucket").applyInArrow(_cover_bucket, COVER_DDL)
     return picked if ranks is None else sources_by_key(picked, ranks)
 

@@ -13,7 +13,6 @@ from pyspark.sql.types import ArrayType, DataType, StructType
 
 from quiltdetect.common.caching import SPILL, keep
 from quiltdetect.common.folder import OutputFolder
-from quiltdetect.common.foreign import server_column
 from quiltdetect.common.layout import work_table
 from quiltdetect.common.runstate import RunState, fingerprint
 from quiltdetect.documents.table import DOCS_WRITE_OPTIONS
@@ -93,7 +92,7 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
     n_docs = bucket_count(int(spark.conf.get("spark.sql.shuffle.partitions")))
 
     with metrics.stage(spark, "patch_grams", f"documents per gram, keep 1 < df <= {cfg.m}") as counts:
-        doc_table = keep(doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts, foreign=cfg.foreign,
+        doc_table = keep(doc_buckets(grams, docs, cfg.m, n_gram, n_docs, with_counts=with_counts, foreign=cfg.foreign_rule,
                                      first_new_key=restrict.first_new_key if restrict else None, theta=cfg.theta,
                                      ranks=ranks, layered=gram_table.layered), SPILL)
         counts["distinct_grams"], counts["patch_grams"], counts["doc_patch_grams"] = patch_counts(doc_table)
@@ -107,7 +106,7 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
 
     phi_note = f", drop sources covering < {cfg.phi} of pgrams" if cfg.phi > 0 else ""
     with metrics.stage(spark, "sources", f"(target, gram, source) triples, greedy cover per target{phi_note}") as counts:
-        picked = cover_sources(doc_table, cfg.theta, n_gram, n_docs, foreign=cfg.foreign != "none", ranks=ranks)
+        picked = cover_sources(doc_table, cfg.theta, n_gram, n_docs, ranks=ranks)
         covers = keep(keep_contributing(picked, fractions, cfg.phi), SPILL)
         sizes = keep(cover_sizes(covers), SPILL)
         row = sizes.agg(F.count(F.lit(1)), F.sum("n_pairs"), F.sum("n_sources")).first()
@@ -238,9 +237,10 @@ class QuiltsJob(Job[QuiltConfig]):
         """(documents without a server under the foreign rule, documents), when the rule is on
         and some have none: all of them count as one server (``""``), so none of them can be
         another's source, which a table without urls would otherwise make silent."""
-        if self.cfg.foreign == "none" or not run.out.exists("docs"):
+        foreign = self.cfg.foreign_rule
+        if not foreign.on or not run.out.exists("docs"):
             return None
-        server = server_column(self.cfg.foreign)
+        server = foreign.server_column()
         row = run.out.read_table("docs").agg(
             F.count(F.lit(1)), F.sum(F.when(server.isin("", "domain:"), 1).otherwise(0))).first()
         return (int(row[1] or 0), int(row[0])) if row[1] else None
@@ -255,9 +255,10 @@ class QuiltsJob(Job[QuiltConfig]):
         lines = []
         if result.report.get("no_server"):
             missing, n = result.report["no_server"]
-            what = {"host": "host", "domain": "registered domain", "ip": "IP address or domain"}[self.cfg.foreign]
-            lines.append(f"note: {missing:,} of {n:,} documents have no {what} (no url{' or ip' if self.cfg.foreign == 'ip' else ''}): "
-                         f"--foreign {self.cfg.foreign} counts them as one server, so none of them is another's source")
+            foreign = self.cfg.foreign_rule
+            lines.append(f"note: {missing:,} of {n:,} documents have no {foreign.server_kind} "
+                         f"(no url{' or ip' if foreign.name == 'ip' else ''}): "
+                         f"--foreign {foreign.name} counts them as one server, so none of them is another's source")
         if not top:
             return [*lines, "no quilted pages found"] if self.cfg.top > 0 else lines
         return lines + self._top_lines(top)

@@ -1,8 +1,8 @@
 """The patch_grams stage (figure 5, stages 5-7): the doc-bucket table, per ``doc_key mod n``:
 the patch pairs (1 < df <= m) of its documents and each document's n_grams, n_patch_grams and
-server id; in an update (``increment``), also which documents to recompute (``recompute``) and
-each document's rank in doc_id order (``rank``), both null in a fresh run (every document is
-computed, and its key is its rank).
+server id (with the foreign rule on; null without); in an update (``increment``), also which
+documents to recompute (``recompute``) and each document's rank in doc_id order (``rank``), both
+null in a fresh run (every document is computed, and its key is its rank).
 
 The gram-bucket rows travel to their doc buckets as parts (``DOC_PARTS``), one table whose
 ``part`` says which columns a row fills.
@@ -19,7 +19,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect.common.foreign import server_column
+from quiltdetect.common.foreign import ForeignRule
 from quiltdetect.kernel.buckets import (
     doc_sums,
     gram_runs,
@@ -44,7 +44,8 @@ DOC_PARTS = pa.schema([("dbucket", pa.int32()), ("part", pa.int8()), ("n_distinc
                        ("n_patch_grams", pa.int64()), ("doc", pa.binary()), ("value", pa.binary()),
                        ("gram", pa.binary()), ("count", pa.binary()), ("df", pa.binary())])
 # ``df`` (each pair's gram df; in the dbucket -1 row, patch grams per df) only in a table made
-# ``with_df`` for ``narrow_doc_table``; null otherwise.
+# ``with_df`` for ``narrow_doc_table``; null otherwise. ``server`` (each document's server id)
+# only with the foreign rule on: the covers compare servers where the table holds them.
 DOC_BUCKETS = pa.schema([("dbucket", pa.int32()), ("distinct_grams", pa.int64()), ("patch_grams", pa.int64()),
                          ("n_pairs", pa.int64()), ("gram", pa.binary()), ("doc", pa.binary()), ("count", pa.binary()),
                          ("sdoc", pa.binary()), ("n_grams", pa.binary()), ("n_patch", pa.binary()),
@@ -197,10 +198,13 @@ def _patch_counts_of(sdoc: np.ndarray, docs: np.ndarray, counts: np.ndarray) -> 
     return n_patch
 
 
-def _merge_doc_bucket(table: pa.Table, restricted: float | None = None, ranked: bool = False) -> pa.Table:
+def _merge_doc_bucket(table: pa.Table, restricted: float | None = None, ranked: bool = False,
+                      with_servers: bool = False) -> pa.Table:
     """One doc bucket's parts -> its row of the doc-bucket table; ``restricted`` (an update, the
     run's theta): flag in ``recompute`` the documents that RECOMPUTE parts name and those IF_PATCHY
-    parts name that are patchy; ``ranked``: each document's rank from the RANKS parts in ``rank``."""
+    parts name that are patchy; ``ranked``: each document's rank from the RANKS parts in ``rank``;
+    ``with_servers`` (the foreign rule on): each document's server from the SERVERS parts in
+    ``server``, else null."""
     part = table.column("part").to_numpy()
     dbucket = table.column("dbucket")[0].as_py()
     distinct = int(pa.compute.sum(table.column("n_distinct")).as_py() or 0)
@@ -219,7 +223,7 @@ def _merge_doc_bucket(table: pa.Table, restricted: float | None = None, ranked: 
     order = np.argsort(sdoc)
     sdoc, n_grams = sdoc[order], n_grams[order]
     n_patch = _patch_counts_of(sdoc, docs, counts)
-    server = _doc_values(table, np.flatnonzero(part == SERVERS), sdoc)
+    server = _doc_values(table, np.flatnonzero(part == SERVERS), sdoc) if with_servers else None
     flags = ranks = None
     if restricted is not None:
         named = np.unique(concat(table.column("doc"), np.flatnonzero(part == RECOMPUTE)))
@@ -230,23 +234,28 @@ def _merge_doc_bucket(table: pa.Table, restricted: float | None = None, ranked: 
         ranks = blob(_doc_values(table, np.flatnonzero(part == RANKS), sdoc))
     df = blob(dfs) if with_df else None
     if dbucket < 0:
-        sdoc = n_grams = n_patch = server = EMPTY
+        sdoc = n_grams = n_patch = EMPTY
+        server = EMPTY if with_servers else None
         flags = ranks = None
         if with_df:  # patch grams per df, summed over the gram buckets
             hists = [int64s(h) for h in table.column("df") if h.is_valid]
             df = blob(np.sum(hists, axis=0))
     values = [dbucket, distinct, patch, grams.shape[0], blob(grams), blob(docs), blob(counts), blob(sdoc),
-              blob(n_grams), blob(n_patch), blob(server), flags, ranks, df]
+              blob(n_grams), blob(n_patch), None if server is None else blob(server), flags, ranks, df]
     return pa.Table.from_arrays([pa.array([v], f.type) for v, f in zip(values, DOC_BUCKETS, strict=True)],
                                 schema=DOC_BUCKETS)
 
 
 def doc_buckets(
-    grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool, foreign: str,
+    grams_table: DataFrame, docs: DataFrame, m: int, n_gram: int, n_docs: int, *, with_counts: bool,
+    foreign: ForeignRule,
     first_new_key: int | None = None, theta: float = 0.0, ranks: DataFrame | None = None, with_df: bool = False,
     layered: bool = False,
 ) -> DataFrame:
     """The doc-bucket table: patch pairs and per-document counts, grouped by ``doc_key mod n_docs``.
+
+    ``foreign``: the run's foreign rule; when it is on, each document's server under it (which
+    the covers then compare: ``cover.cover_sources``).
 
     ``first_new_key``: an update's first new key (the new documents are keyed from it on): the
     table then flags the documents whose figures may change at ``theta`` (the previous run's), and
@@ -262,14 +271,14 @@ def doc_buckets(
     else:
         parts = grams_table.mapInArrow(_doc_parts(n_docs, m, with_counts, n_gram, first_new_key, with_df),
                                        DOC_PARTS_DDL)
-    if foreign != "none":
-        servers = docs.select("doc_key", server_column(foreign).alias("server"))
+    if foreign.on:
+        servers = docs.select("doc_key", foreign.server_column().alias("server"))
         parts = parts.unionByName(servers.mapInArrow(_value_parts(n_docs, SERVERS, _server_ids), DOC_PARTS_DDL))
     if ranks is not None:
         parts = parts.unionByName(ranks.select("doc_key", "rank").mapInArrow(_value_parts(n_docs, RANKS, _rank_values),
                                                                              DOC_PARTS_DDL))
     merge = partial(_merge_doc_bucket, restricted=theta if first_new_key is not None else None,
-                    ranked=ranks is not None)
+                    ranked=ranks is not None, with_servers=foreign.on)
     return parts.groupBy("dbucket").applyInArrow(merge, DOC_BUCKETS_DDL)
 
 

@@ -9,17 +9,11 @@ from quiltdetect.common.config import show_defaults
 from quiltdetect.options import add_config_options, add_io_options, config_from_args, run_job
 from quiltdetect.reuse.config import ReuseConfig
 
-COMMON = ("stop_chunks", "builtin_stop_chunks", "max_component_repeats", "max_prefix_depth", "top")
-DISCOVER = ("chunk_threshold", "file_threshold", "top_objects")
-DETECT = ("labeled", "labeled_format", "min_chunk_chars", "partial_threshold", "badness_threshold")
-MUTATE = ("site", "mutations", "max_mutations_cpp", "runs", "seed")
-OPTIONS = {"discover": COMMON + DISCOVER, "detect": COMMON + DISCOVER + DETECT,
-           "mutate-eval": COMMON + DISCOVER + DETECT + MUTATE}
-
 
 def _options(p: argparse.ArgumentParser, step: str) -> None:
+    """The options of ``reuse <step>``: those ReuseConfig's declarations offer it (reuse/config.py)."""
     add_io_options(p)
-    add_config_options(p, ReuseConfig, only=OPTIONS[step])
+    add_config_options(p, ReuseConfig, f"reuse {step}")
     show_defaults(p, ReuseConfig)
 
 

@@ -13,7 +13,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``sweep`` with its options."""
     p = subparsers.add_parser("sweep", help="sweep (k, m, c, θ) in one pass per (k, m): Table 1, Fig. 3, report")
     add_io_options(p)
-    add_config_options(p, SweepConfig)
+    add_config_options(p, SweepConfig, "sweep")
     show_defaults(p, SweepConfig)
     return p
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from quiltdetect.common.config import ConfigError, JobConfig, check_int, option
-from quiltdetect.common.foreign import FOREIGN_CHOICES
+from quiltdetect.common.config import ConfigError, JobConfig, check_value, option
+from quiltdetect.common.foreign import FOREIGN_CHOICES, ForeignRule
 
 GRIDS = ("star", "full")
 
@@ -82,15 +82,15 @@ class SweepConfig(JobConfig):
     command line give lists or ranges: -k 2:10, -m 10:80:10, --theta 0.4:1:0.1, --phi 0,0.05."""
 
     ks: list[int] = option(default_factory=_table1_ks, flags=("-k",), metavar="LIST", parse=_values("-k", int),
-                           help="gram lengths, e.g. 2:10 or 3,5,8")
+                           low=1, help="gram lengths, e.g. 2:10 or 3,5,8")
     ms: list[int] = option(default_factory=_table1_ms, flags=("-m",), metavar="LIST", parse=_values("-m", int),
-                           help="max documents per patch gram")
+                           low=2, help="max documents per patch gram")
     cs: list[int] = option(default_factory=_table1_cs, flags=("-c",), metavar="LIST", parse=_values("-c", int),
-                           help="min sources")
+                           low=1, help="min sources")
     thetas: list[float] = option(default_factory=_table1_thetas, flags=("--theta",), metavar="LIST",
-                                 parse=_values("--theta", float), help="min patch fractions")
+                                 parse=_values("--theta", float), low=0, high=1, help="min patch fractions")
     phis: list[float] = option(default_factory=_no_phi, flags=("--phi",), metavar="LIST",
-                               parse=_values("--phi", float), help="min contribution of each source")
+                               parse=_values("--phi", float), low=0, high=1, help="min contribution of each source")
     pivot: list[float] = option(default_factory=lambda: [5, 50, 4, 0.5], metavar="K,M,C,THETA", parse=parse_pivot,
                                 help="the pivot (k, m, c, θ) of Fig. 3")
     grid: str = option("star", choices=GRIDS,
@@ -103,10 +103,6 @@ class SweepConfig(JobConfig):
     def validate(self, *, need_io: bool = True) -> SweepConfig:
         """Fail with a message naming the option; sort the lists and add the pivot to them."""
         self.validate_io(need_io=need_io)
-        if self.grid not in GRIDS:
-            raise ConfigError(f"--grid {self.grid!r}: use one of {', '.join(GRIDS)}")
-        if self.foreign not in FOREIGN_CHOICES:
-            raise ConfigError(f"--foreign {self.foreign!r}: use one of {', '.join(FOREIGN_CHOICES)}")
         if not isinstance(self.pivot, (list, tuple)) or len(self.pivot) != 4:
             raise ConfigError(f"--pivot must be k,m,c,theta, got {self.pivot!r}")
         pk, pm, pc, pt = self.pivot
@@ -114,17 +110,11 @@ class SweepConfig(JobConfig):
             # a YAML/--set pivot of [5.7, 50, 4, 0.5] must not quietly become k = 5
             raise ConfigError(f"--pivot k, m and c must be whole numbers, got {self.pivot!r}")
         self.pivot = [pk, pm, pc, float(pt)]
-        for name, low, values, extra in (("k", 1, self.ks, pk), ("m", 2, self.ms, pm), ("c", 1, self.cs, pc)):
-            if not isinstance(values, list) or not values:
+        for name, field in (("k", "ks"), ("m", "ms"), ("c", "cs"), ("theta", "thetas"), ("phi", "phis")):
+            if not isinstance(getattr(self, field), list) or not getattr(self, field):
                 raise ConfigError(f"--{name} needs at least one value")
-            for v in [*values, extra]:
-                check_int(name, v, low)
-        for name, values, extra in (("theta", self.thetas, pt), ("phi", self.phis, 0.0)):
-            if not isinstance(values, list) or not values:
-                raise ConfigError(f"--{name} needs at least one value")
-            for v in [*values, extra]:
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
-                    raise ConfigError(f"--{name} values must be numbers in [0, 1], got {v!r}")
+        for name, field, value in (("k", "ks", pk), ("m", "ms", pm), ("c", "cs", pc), ("theta", "thetas", pt)):
+            check_value(SweepConfig, field, value, what=f"--pivot {name}")  # the pivot joins the lists
         if any(p > 0 for p in self.phis) and self.count_occurrences:
             raise ConfigError("--phi is a fraction of the patch-gram set; it cannot be combined with --count-occurrences")
         self.ks = sorted({*self.ks, self.pivot[0]})
@@ -133,6 +123,11 @@ class SweepConfig(JobConfig):
         self.thetas = sorted({*(float(t) for t in self.thetas), self.pivot[3]})
         self.phis = sorted({float(p) for p in self.phis})
         return self
+
+    @property
+    def foreign_rule(self) -> ForeignRule:
+        """The foreign rule, parsed: what the sweep passes on (``common.foreign``)."""
+        return ForeignRule(self.foreign)
 
     def passes(self) -> list[tuple[int, int]]:
         """The (k, m) pairs that need a Spark pass, grouped by k (grams computed once per k)."""

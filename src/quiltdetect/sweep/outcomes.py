@@ -58,7 +58,7 @@ def patch_pass(docs: DataFrame, grams: DataFrame, n: int, m: int, cfg: SweepConf
     memory, the k = 2 table of 1,000,000 pages starved the covers' sort of execution memory
     (UNABLE_TO_ACQUIRE_MEMORY under the shipped 4 GB driver). ``with_df``: the table of the
     largest m of a k, from which ``pass_table`` derives every smaller m."""
-    return doc_buckets(grams, docs, m, n, n, with_counts=cfg.count_occurrences, foreign=cfg.foreign,
+    return doc_buckets(grams, docs, m, n, n, with_counts=cfg.count_occurrences, foreign=cfg.foreign_rule,
                        with_df=with_df)
 
 
@@ -81,7 +81,7 @@ def pass_tables(doc_table: DataFrame, n: int, cfg: SweepConfig) -> tuple[DataFra
     pages, k = 3) and the patch fractions twice. On disk only, as the doc table.
     """
     fractions = keep(fractions_of(doc_table), ON_DISK)
-    covers = cover_sources(doc_table, min(cfg.thetas), n, n, foreign=cfg.foreign != "none")
+    covers = cover_sources(doc_table, min(cfg.thetas), n, n)  # foreign sources as the doc table was made
     return fractions, keep(covers, ON_DISK)
 
 
