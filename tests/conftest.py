@@ -1,4 +1,5 @@
-"""Shared fixtures: one local[2] Spark session per test process, and the shared data path.
+"""Shared fixtures: one local[2] Spark session per test process, and the shared data path; each
+test's tier (tiers.py) and how the tests are shared out over the worker processes.
 
 pytest runs the tests in worker processes (pytest-xdist, ``-n auto`` in pyproject.toml): most
 tests are small Spark jobs whose driver and JVM wait on each other, so two processes keep two
@@ -57,8 +58,16 @@ def scope_of(nodeid: str) -> str:
     return nodeid
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
-    """The longest scopes (``FIRST``) first, in their order; the rest as collected."""
+    """Each test marked with its tier (tiers.py's table), before ``-m`` selects a tier; then the
+    longest scopes (``FIRST``) first, in their order, the rest as collected."""
+    from tiers import tier_of
+
+    for item in items:
+        tier = tier_of(item.nodeid)
+        if tier != "fast":
+            item.add_marker(getattr(pytest.mark, tier))
     rank = {name: i for i, name in enumerate(FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0].rsplit("/", 1)[-1], len(FIRST)))
 

@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tiers import extended
 
 from quiltdetect.documents import records as R
 from quiltdetect.documents.records import ROW_FIELDS, iter_warc_rows, iter_wet_rows
@@ -267,7 +266,6 @@ def test_a_directory_of_bad_files_runs_and_counts_every_reason(spark, tmp_path):
         "file_error", "duplicate_doc_id", "missing_id", "missing_text", "request"}
 
 
-@extended
 @pytest.mark.spark
 def test_a_100_mb_page_and_a_bomb_inside_a_spark_run_stay_bounded(spark, tmp_path):
     """Through the whole ingestion in Spark (not only the reader): a 100 MB page and a 1 GB

@@ -89,12 +89,8 @@ OFFSETS = {"at-once": None, "after-ingest": "_quiltdetect/stages/ingest.json",
 
 
 @pytest.mark.parametrize("lock, offset", [
-    (True, "at-once"), (True, "after-grams"),
-    pytest.param(True, "after-ingest", marks=pytest.mark.extended),
-    pytest.param(True, "after-quilts-table", marks=pytest.mark.extended),
-    pytest.param(False, "after-ingest", marks=pytest.mark.extended),
-    pytest.param(False, "after-grams", marks=pytest.mark.extended),
-    pytest.param(False, "after-quilts-table", marks=pytest.mark.extended),
+    (True, "at-once"), (True, "after-grams"), (True, "after-ingest"), (True, "after-quilts-table"),
+    (False, "after-ingest"), (False, "after-grams"), (False, "after-quilts-table"),
 ], ids=lambda v: {True: "local-lock", False: "object-store-no-lock"}.get(v, v) if isinstance(v, bool) else v)
 def test_two_runs_into_one_output_one_completes_the_other_fails_with_one_line(
         spark, tmp_path, monkeypatch, lock, offset):
