@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-
 # Each worker is a Spark JVM (2 GB heap) running local[2]; more workers than cores only queue.
 MAX_WORKERS = 4
 
@@ -87,21 +85,12 @@ def pytest_xdist_make_scheduler(config, log):
     return Scheduler(config, log)
 
 
-def shared_data() -> Path | None:
-    """../shared/data beside the checkout (as CI lays it out), or $QUILTDETECT_SHARED_DATA."""
-    env = os.environ.get("QUILTDETECT_SHARED_DATA")
-    for candidate in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    path = shared_data()
-    if path is None:
-        pytest.skip("shared data not found (set QUILTDETECT_SHARED_DATA)")
-    return path
+    """The shared data directory (testkit.shared); tests that ask for it skip without it."""
+    from testkit.shared import shared_data_or_skip
+
+    return shared_data_or_skip()
 
 
 @pytest.fixture(scope="session")

@@ -35,9 +35,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import shared_data
 
 from quiltdetect.cli import main
+from testkit.shared import shared_data
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]

@@ -190,7 +190,8 @@ def test_decided_cases_of_round_three(spark, tmp_path, capsys):
     import gzip
 
     import pyarrow as pa
-    from test_bad_input import http, warc_record
+
+    from testkit.warc import http_response, warc_record
 
     crawl = tmp_path / "crawl"
     crawl.mkdir()
@@ -201,7 +202,7 @@ def test_decided_cases_of_round_three(spark, tmp_path, capsys):
     page = b"<html><body><p>" + prose(7).encode() + b"</p></body></html>"
 
     def record(rid: int, url: str, body: bytes, ctype: str = "text/html", extra: str = "") -> bytes:
-        raw = warc_record(http(body, ctype), rid=str(rid), extra=extra).replace(
+        raw = warc_record(http_response(body, ctype), rid=str(rid), extra=extra).replace(
             f"http://example.com/{rid}".encode(), url.encode())
         return gzip.compress(raw, mtime=0)
 
