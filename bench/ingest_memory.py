@@ -9,7 +9,7 @@ shipped defaults: ``max_payload_bytes`` 50,000,000, no memory settings) in a fre
 * ``under``: one page of ~49 MB of prose, just under the cap: parsed into a document.
 
 For each it records the peak RSS of the JVM (driver and executor in local mode) and of the
-Python workers (sampled every 0.2 s by ``quilts_scale.MemorySampler``), the JVM's peak heap and
+Python workers (sampled every 0.2 s by ``testkit.memory.MemorySampler``), the JVM's peak heap and
 the executors' peak Python-process RSS from the Spark REST API, and the documents and skips.
 
     PYTHONPATH=src python bench/ingest_memory.py --out bench/results
@@ -20,74 +20,31 @@ Writes ``<out>/ingest_memory.json``; run it on an idle machine.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from quilts_scale import MemorySampler, _rest, load_average  # noqa: E402
+for _path in (HERE, HERE.parent):  # bench/ (quilts_scale) and the repository root (testkit)
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+from quilts_scale import _rest, load_average  # noqa: E402
+
+from testkit.memory import MemorySampler  # noqa: E402
+from testkit.warc import (  # noqa: E402
+    gzip_member,
+    http_response,
+    prose_body,
+    repeated,
+    warc_record,
+    write_streamed_record,
+)
 
 CAP = 50_000_000
 PAGE = b"<html><head><title>ok</title></head><body><p>An ordinary page after the large one.</p></body></html>"
-
-
-def _head(rid: int, length: int) -> bytes:
-    return (
-        f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{rid:012d}>\r\n"
-        f"WARC-Target-URI: http://big.example/{rid}\r\nWARC-Date: 2024-01-01T00:00:00Z\r\n"
-        f"Content-Type: application/http; msgtype=response\r\nContent-Length: {length}\r\n\r\n"
-    ).encode()
-
-
-def _http_head(body_length: int) -> bytes:
-    return f"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {body_length}\r\n\r\n".encode()
-
-
-def write_record(fh, rid: int, body_parts, body_length: int) -> None:
-    """One WARC response record as its own gzip member, its body streamed from ``body_parts``."""
-    http_head = _http_head(body_length)
-    z = zlib.compressobj(6, zlib.DEFLATED, 31)  # gzip container
-    fh.write(z.compress(_head(rid, len(http_head) + body_length) + http_head))
-    written = 0
-    for part in body_parts:
-        written += len(part)
-        fh.write(z.compress(part))
-    assert written == body_length, (written, body_length)
-    fh.write(z.compress(b"\r\n\r\n") + z.flush())
-
-
-def _repeat(block: bytes, total: int):
-    """``total`` bytes made of ``block`` repeated (the last one cut), 16 MB at a time."""
-    chunk = block * max(1, (16 << 20) // len(block))
-    left = total
-    while left > 0:
-        yield chunk[:left]
-        left -= min(left, len(chunk))
-
-
-def _prose(total: int):
-    """``total`` bytes of a page of paragraphs of varied words (so the text is real work)."""
-    words = (REPO_WORDS or "the quick brown fox jumps over the lazy dog").split()
-    opening, closing = b"<html><body>", b"</body></html>"
-    body = []
-    i = 0
-    size = len(opening) + len(closing)
-    while size < total:
-        para = "<p>" + " ".join(words[(i * 7 + j) % len(words)] + str(j % 13) for j in range(60)) + "</p>\n"
-        b = para.encode()
-        if size + len(b) > total:
-            b = b"<p>" + b"x" * max(0, total - size - 7) + b"</p>"
-            b = b[: total - size]
-        body.append(b)
-        size += len(b)
-        i += 1
-    data = opening + b"".join(body) + closing
-    yield data[:total]
+HOST = "big.example"
 
 
 def _repo_words() -> str:
@@ -123,13 +80,12 @@ def build(work: Path) -> dict[str, Path]:
         folder.mkdir(exist_ok=True)
         with open(target, "wb") as fh:
             if name == "huge":
-                write_record(fh, 1, [body], len(body))
+                write_streamed_record(fh, 1, [body], len(body), host=HOST)
             elif name == "bomb":
-                write_record(fh, 1, _repeat(b"\0", size), size)
+                write_streamed_record(fh, 1, repeated(b"\0", size), size, host=HOST)
             else:
-                write_record(fh, 1, _prose(size), size)
-            fh.write(gzip.compress(_head(2, len(_http_head(len(PAGE))) + len(PAGE)) + _http_head(len(PAGE)) + PAGE
-                                   + b"\r\n\r\n", mtime=0))
+                write_streamed_record(fh, 1, prose_body(size, REPO_WORDS), size, host=HOST)
+            fh.write(gzip_member(warc_record(http_response(PAGE), rid="2", host=HOST)))
     return paths
 
 

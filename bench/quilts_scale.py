@@ -51,7 +51,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from datetime import datetime
@@ -59,8 +58,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(REPO) not in sys.path:  # testkit.corpus, the corpus generator (a script's sys.path starts at bench/)
+if str(REPO) not in sys.path:  # testkit: the corpus generator, the memory sampler (a script's sys.path starts at bench/)
     sys.path.insert(0, str(REPO))
+from testkit.memory import MemorySampler  # noqa: E402
+
 CORES = 2
 
 
@@ -230,70 +231,6 @@ def make_skewed(work: Path, base: Path, kind: str) -> tuple[Path, dict]:
 
 
 # --------------------------------------------------------------------------- one measured run
-
-
-class MemorySampler(threading.Thread):
-    """Peak RSS of this process's descendants every 0.2 s: the JVM, and the Python workers."""
-
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        # python_worker_max_rss: the largest single Python descendant (a worker or the daemon)
-        self.peak = {"jvm_rss": 0, "python_workers_rss": 0, "python_worker_max_rss": 0}
-        self.cpu: dict[int, float] = {}  # pid -> latest utime + stime (s) of every descendant seen
-        self.kind: dict[int, str] = {}  # pid -> "jvm" or "python_workers"
-        # (perf_counter, CPU seconds so far: all, the JVM's, the Python workers')
-        self.timeline: list[tuple[float, float, float, float]] = []
-        self.stop_flag = threading.Event()
-
-    @staticmethod
-    def _processes() -> dict[int, tuple[int, str, int]]:
-        procs = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-                ppid = int(stat.rsplit(")", 1)[1].split()[1])
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
-                rss = int(Path(f"/proc/{entry}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-                fields = stat.rsplit(")", 1)[1].split()
-                cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-            except (OSError, IndexError, ValueError):
-                continue
-            procs[int(entry)] = (ppid, cmd, rss, cpu)
-        return procs
-
-    def sample(self) -> None:
-        procs = self._processes()
-        me = os.getpid()
-        jvm = workers = 0
-        for pid, (_, cmd, rss, cpu) in procs.items():
-            p, seen = procs[pid][0], 0
-            while p not in (me, 0, 1) and p in procs and seen < 10:
-                p, seen = procs[p][0], seen + 1
-            if p != me or pid == me:
-                continue
-            self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu)
-            if cmd.endswith("java"):
-                jvm += rss
-                self.kind[pid] = "jvm"
-            elif "python" in cmd:
-                workers += rss
-                self.kind[pid] = "python_workers"
-                self.peak["python_worker_max_rss"] = max(self.peak["python_worker_max_rss"], rss)
-        mine = os.times()
-        by_kind = {"jvm": 0.0, "python_workers": 0.0}
-        for pid, kind in self.kind.items():
-            by_kind[kind] += self.cpu[pid]
-        self.timeline.append((time.perf_counter(), sum(self.cpu.values()) + mine.user + mine.system,
-                              by_kind["jvm"], by_kind["python_workers"]))
-        self.peak["jvm_rss"] = max(self.peak["jvm_rss"], jvm)
-        self.peak["python_workers_rss"] = max(self.peak["python_workers_rss"], workers)
-
-    def run(self) -> None:
-        while not self.stop_flag.is_set():
-            self.sample()
-            time.sleep(0.2)
 
 
 def _rest(base: str, path: str):

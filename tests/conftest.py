@@ -1,4 +1,5 @@
-"""Shared fixtures: one local[2] Spark session per test process, and the shared data path.
+"""Shared fixtures: one local[2] Spark session per test process, and the shared data path; each
+test's tier (tiers.py) and how the tests are shared out over the worker processes.
 
 pytest runs the tests in worker processes (pytest-xdist, ``-n auto`` in pyproject.toml): most
 tests are small Spark jobs whose driver and JVM wait on each other, so two processes keep two
@@ -12,8 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
 
 # Each worker is a Spark JVM (2 GB heap) running local[2]; more workers than cores only queue.
 MAX_WORKERS = 4
@@ -57,8 +56,16 @@ def scope_of(nodeid: str) -> str:
     return nodeid
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
-    """The longest scopes (``FIRST``) first, in their order; the rest as collected."""
+    """Each test marked with its tier (tiers.py's table), before ``-m`` selects a tier; then the
+    longest scopes (``FIRST``) first, in their order, the rest as collected."""
+    from tiers import tier_of
+
+    for item in items:
+        tier = tier_of(item.nodeid)
+        if tier != "fast":
+            item.add_marker(getattr(pytest.mark, tier))
     rank = {name: i for i, name in enumerate(FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0].rsplit("/", 1)[-1], len(FIRST)))
 
@@ -78,21 +85,12 @@ def pytest_xdist_make_scheduler(config, log):
     return Scheduler(config, log)
 
 
-def shared_data() -> Path | None:
-    """../shared/data beside the checkout (as CI lays it out), or $QUILTDETECT_SHARED_DATA."""
-    env = os.environ.get("QUILTDETECT_SHARED_DATA")
-    for candidate in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    path = shared_data()
-    if path is None:
-        pytest.skip("shared data not found (set QUILTDETECT_SHARED_DATA)")
-    return path
+    """The shared data directory (testkit.shared); tests that ask for it skip without it."""
+    from testkit.shared import shared_data_or_skip
+
+    return shared_data_or_skip()
 
 
 @pytest.fixture(scope="session")

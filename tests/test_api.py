@@ -11,12 +11,11 @@ import json
 import pytest
 from pyspark.sql import functions as F
 from test_reliability_jobs import inputs  # noqa: F401  (the fixture: a 160-page corpus)
-from tiers import extended
 
 from quiltdetect import mwo_pairs
 from quiltdetect.cli import main
 
-pytestmark = [pytest.mark.spark, extended]
+pytestmark = pytest.mark.spark
 RENAMED = {"id_col": "record", "url_col": "address", "text_col": "body"}
 
 CASES = {  # API call -> (the command, the table it returns)

@@ -7,7 +7,6 @@ import gzip
 import io
 import json
 import random
-import sys
 import zlib
 from pathlib import Path
 
@@ -15,48 +14,27 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tiers import extended
 
 from quiltdetect.documents import records as R
 from quiltdetect.documents.records import ROW_FIELDS, iter_warc_rows, iter_wet_rows
+from testkit.warc import PAGE, gzip_member, http_response, skip_reasons, warc_record
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
-PAGE = b"<!DOCTYPE html><html><body><p>Hello hostile world of crawls</p></body></html>"
-
-
-def warc_record(http: bytes, *, rid: str = "1", length: int | None = None, wtype: str = "response",
-                extra: str = "") -> bytes:
-    head = (
-        f"WARC/1.0\r\nWARC-Type: {wtype}\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{int(rid):012d}>\r\n"
-        f"WARC-Target-URI: http://example.com/{rid}\r\nWARC-Date: 2024-01-01T00:00:00Z\r\n{extra}"
-        f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http) if length is None else length}\r\n\r\n"
-    )
-    return head.encode() + http + b"\r\n\r\n"
-
-
-def http(body: bytes, ctype: str = "text/html; charset=utf-8") -> bytes:
-    return f"HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
-
-
-def gz(data: bytes) -> bytes:
-    return gzip.compress(data, mtime=0)
+# An ordinary page beside the huge ones (bench/ingest_memory.py's).
+NORMAL = b"<html><head><title>ok</title></head><body><p>An ordinary page after the large one.</p></body></html>"
 
 
 def rows(data: bytes, **kw) -> list[dict]:
     return list(iter_warc_rows(io.BytesIO(data), "mem", **kw))
 
 
-def reasons(rs: list[dict]) -> list[str | None]:
-    return [r["skip_reason"] for r in rs]
-
-
 def test_truncated_member_in_the_middle_keeps_records_before_it():
-    good = [gz(warc_record(http(PAGE), rid=str(i))) for i in range(3)]
+    good = [gzip_member(warc_record(http_response(PAGE), rid=str(i))) for i in range(3)]
     broken = good[1][: len(good[1]) // 2]
     rs = rows(good[0] + broken + good[2])
-    assert reasons(rs)[0] is None and rs[0]["text"].startswith("Hello")
-    assert R.SKIP_FILE_ERROR in reasons(rs)
+    assert skip_reasons(rs)[0] is None and rs[0]["text"].startswith("Hello")
+    assert R.SKIP_FILE_ERROR in skip_reasons(rs)
     assert all(set(r) == set(ROW_FIELDS) for r in rs)
 
 
@@ -88,7 +66,7 @@ def test_every_record_begun_before_a_cut_has_a_row(name, compressed):
         data = gzip.decompress(data)
     starts = _record_starts(data)
     full = rows(data, max_payload_bytes=1)  # no HTML parsing: this test counts rows
-    assert len(full) == len(starts) and R.SKIP_FILE_ERROR not in reasons(full)
+    assert len(full) == len(starts) and R.SKIP_FILE_ERROR not in skip_reasons(full)
     silent = []
     for cut in _cut_points(starts, len(data), 401 if compressed else 1201):
         begun = sum(1 for s in starts if s < cut)
@@ -96,7 +74,7 @@ def test_every_record_begun_before_a_cut_has_a_row(name, compressed):
         if len(rs) != begun:
             silent.append((cut, begun, len(rs)))
             continue
-        assert reasons(rs).count(R.SKIP_FILE_ERROR) <= 1
+        assert skip_reasons(rs).count(R.SKIP_FILE_ERROR) <= 1
         assert rs[:-1] == full[: begun - 1]
         last = rs[-1]
         if last != full[begun - 1]:
@@ -107,34 +85,34 @@ def test_every_record_begun_before_a_cut_has_a_row(name, compressed):
 
 def test_a_gzip_member_holding_only_a_record_header_is_a_file_error():
     """warcio skipped such a member silently and went on with the next one."""
-    second = warc_record(http(PAGE), rid="2")
+    second = warc_record(http_response(PAGE), rid="2")
     header_only = second[: second.index(b"\r\n\r\n") + 4]
-    data = gz(warc_record(http(PAGE), rid="1")) + gz(header_only) + gz(warc_record(http(PAGE), rid="3"))
+    data = gzip_member(warc_record(http_response(PAGE), rid="1")) + gzip_member(header_only) + gzip_member(warc_record(http_response(PAGE), rid="3"))
     rs = rows(data)
-    assert reasons(rs) == [None, R.SKIP_FILE_ERROR]
+    assert skip_reasons(rs) == [None, R.SKIP_FILE_ERROR]
     assert rs[1]["offset"] == 1 and rs[1]["url"] == "http://example.com/2"
     assert "cut short" in rs[1]["skip_detail"]
 
 
 def test_whitespace_and_empty_gzip_members_after_the_last_record_are_not_a_cut():
-    record = warc_record(http(PAGE), rid="1")
-    for data in (record + b"\r\n\r\n\n", gz(record) + gz(b"")):
-        assert reasons(rows(data)) == [None]
+    record = warc_record(http_response(PAGE), rid="1")
+    for data in (record + b"\r\n\r\n\n", gzip_member(record) + gzip_member(b"")):
+        assert skip_reasons(rows(data)) == [None]
 
 
 def test_not_gzip_not_warc():
-    assert reasons(rows(b"%PDF-1.7\n" + bytes(range(256)) * 20)) == [R.SKIP_FILE_ERROR]
+    assert skip_reasons(rows(b"%PDF-1.7\n" + bytes(range(256)) * 20)) == [R.SKIP_FILE_ERROR]
 
 
 def test_malformed_warc_header_is_a_file_error_after_good_records():
-    data = gz(warc_record(http(PAGE), rid="1")) + gz(b"WARC/1.0\r\nthis is: not\r\na header\r\n\r\nxx")
-    assert reasons(rows(data)) == [None, R.SKIP_FILE_ERROR]
+    data = gzip_member(warc_record(http_response(PAGE), rid="1")) + gzip_member(b"WARC/1.0\r\nthis is: not\r\na header\r\n\r\nxx")
+    assert skip_reasons(rows(data)) == [None, R.SKIP_FILE_ERROR]
 
 
 def test_content_length_that_lies():
-    short = warc_record(http(PAGE), rid="2", length=10)  # says 10 bytes, has more
-    long = warc_record(http(PAGE), rid="3", length=10_000)  # says more than the file holds
-    for data in (gz(warc_record(http(PAGE), rid="1")) + gz(short), warc_record(http(PAGE), rid="1") + long):
+    short = warc_record(http_response(PAGE), rid="2", length=10)  # says 10 bytes, has more
+    long = warc_record(http_response(PAGE), rid="3", length=10_000)  # says more than the file holds
+    for data in (gzip_member(warc_record(http_response(PAGE), rid="1")) + gzip_member(short), warc_record(http_response(PAGE), rid="1") + long):
         rs = rows(data)
         assert rs[0]["skip_reason"] is None
         assert len(rs) >= 2 and all(r["skip_reason"] in (None, *R.SKIP_REASONS) for r in rs)
@@ -143,35 +121,35 @@ def test_content_length_that_lies():
 def test_non_html_payloads_are_counted():
     png = b"\x89PNG\r\n\x1a\n" + bytes(200)
     pdf = b"%PDF-1.4\n" + bytes(200)
-    data = b"".join(gz(warc_record(http(p, ctype=c), rid=str(i)))
+    data = b"".join(gzip_member(warc_record(http_response(p, ctype=c), rid=str(i)))
                     for i, (p, c) in enumerate([(png, "image/png"), (pdf, "application/pdf"), (PAGE, "text/html")]))
-    assert reasons(rows(data)) == [R.SKIP_NOT_HTML, R.SKIP_NOT_HTML, None]
+    assert skip_reasons(rows(data)) == [R.SKIP_NOT_HTML, R.SKIP_NOT_HTML, None]
 
 
 def test_mixed_and_undecodable_encodings_are_lenient():
     latin = "<p>Ça coûte très cher à Zürich</p>".encode("latin-1")
     # mostly UTF-8, with a latin-1 paragraph and stray bytes: read as UTF-8, leniently
     mixed = "<p>naïve café à Zürich</p>".encode() + "<p>café</p>".encode("latin-1") + b"<p>\xff\xfe bad</p>"
-    rs = rows(gz(warc_record(http(latin, "text/html; charset=iso-8859-1"), rid="1"))
-              + gz(warc_record(http(mixed), rid="2")))
-    assert reasons(rs) == [None, None]
+    rs = rows(gzip_member(warc_record(http_response(latin, "text/html; charset=iso-8859-1"), rid="1"))
+              + gzip_member(warc_record(http_response(mixed), rid="2")))
+    assert skip_reasons(rs) == [None, None]
     assert "zürich" in rs[0]["text"].lower() and rs[0]["decode_errors"] is False
     assert "naïve" in rs[1]["text"] and rs[1]["decode_errors"] is True
 
 
 def test_empty_payload():
-    found = reasons(rows(gz(warc_record(http(b""), rid="1")) + gz(warc_record(b"", rid="2"))))
+    found = skip_reasons(rows(gzip_member(warc_record(http_response(b""), rid="1")) + gzip_member(warc_record(b"", rid="2"))))
     assert found[0] == R.SKIP_EMPTY  # an HTTP response with an empty body
     assert found[1] in (R.SKIP_EMPTY, R.SKIP_NOT_HTML)  # no HTTP message at all
 
 
 def test_huge_page_and_decompression_bomb_are_capped():
     huge = b"<html><body><p>" + b"word " * 2_000_000 + b"</p></body></html>"  # 10 MB page
-    bomb = gz(warc_record(http(b"<html>" + b"\0" * 30_000_000), rid="2"))  # 30 MB from ~30 KB
+    bomb = gzip_member(warc_record(http_response(b"<html>" + b"\0" * 30_000_000), rid="2"))  # 30 MB from ~30 KB
     assert len(bomb) < 200_000
-    data = gz(warc_record(http(huge), rid="1")) + bomb + gz(warc_record(http(PAGE), rid="3"))
+    data = gzip_member(warc_record(http_response(huge), rid="1")) + bomb + gzip_member(warc_record(http_response(PAGE), rid="3"))
     rs = rows(data, max_payload_bytes=1_000_000)
-    assert reasons(rs) == [R.SKIP_TOO_LARGE, R.SKIP_TOO_LARGE, None]
+    assert skip_reasons(rs) == [R.SKIP_TOO_LARGE, R.SKIP_TOO_LARGE, None]
     assert rs[2]["text"].startswith("Hello")
 
 
@@ -180,13 +158,13 @@ def test_a_100_mb_page_under_the_default_cap_is_skipped_and_the_file_goes_on():
     import tracemalloc
 
     huge = b"<html><body><p>" + b"spam " * 20_000_000 + b"</p></body></html>"
-    data = gz(warc_record(http(huge), rid="1")) + gz(warc_record(http(PAGE), rid="2"))
+    data = gzip_member(warc_record(http_response(huge), rid="1")) + gzip_member(warc_record(http_response(PAGE), rid="2"))
     del huge
     tracemalloc.start()
     rs = rows(data)  # max_payload_bytes defaults to 50,000,000
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert reasons(rs) == [R.SKIP_TOO_LARGE, None]
+    assert skip_reasons(rs) == [R.SKIP_TOO_LARGE, None]
     # Read up to the cap, never past it: at most the cap's bytes plus their join (2 x 50 MB);
     # reading the whole 100 MB page would need at least 200 MB.
     assert peak < 120_000_000, f"the reader held {peak:,} bytes"
@@ -200,10 +178,10 @@ def test_wet_with_garbage_and_empty_records():
     )
     text = "plain text of a page"
     good = wet.format(n=len(text), body=text).encode()
-    data = gz(good) + gz(b"\x00\x01garbage") + gz(good)
+    data = gzip_member(good) + gzip_member(b"\x00\x01garbage") + gzip_member(good)
     rs = list(iter_wet_rows(io.BytesIO(data), "mem"))
     assert rs[0]["skip_reason"] is None and rs[0]["text"] == text
-    assert R.SKIP_FILE_ERROR in reasons(rs)
+    assert R.SKIP_FILE_ERROR in skip_reasons(rs)
 
 
 @given(st.data())
@@ -267,7 +245,6 @@ def test_a_directory_of_bad_files_runs_and_counts_every_reason(spark, tmp_path):
         "file_error", "duplicate_doc_id", "missing_id", "missing_text", "request"}
 
 
-@extended
 @pytest.mark.spark
 def test_a_100_mb_page_and_a_bomb_inside_a_spark_run_stay_bounded(spark, tmp_path):
     """Through the whole ingestion in Spark (not only the reader): a 100 MB page and a 1 GB
@@ -276,26 +253,23 @@ def test_a_100_mb_page_and_a_bomb_inside_a_spark_run_stay_bounded(spark, tmp_pat
 
     The cap is 5 MB here to keep the test short; ``bench/ingest_memory.py`` measures the same
     pages against the shipped 50 MB cap (figures in docs/reliability.md)."""
-    sys.path.insert(0, str(REPO / "bench"))
-    from ingest_memory import PAGE as NORMAL
-    from ingest_memory import MemorySampler, _head, _http_head, _prose, _repeat, write_record
-
     from quiltdetect.common.config import merge_settings
     from quiltdetect.ingest.job import IngestConfig, IngestJob
+    from testkit.memory import MemorySampler
+    from testkit.warc import prose_body, repeated, write_streamed_record
 
     cap = 5_000_000
     inputs = tmp_path / "in"
     inputs.mkdir()
     huge = b"<html><body><p>" + b"spam " * 20_000_000 + b"</p></body></html>"
     with open(inputs / "huge.warc.gz", "wb") as fh:
-        write_record(fh, 1, [huge], len(huge))
+        write_streamed_record(fh, 1, [huge], len(huge))
     del huge
     with open(inputs / "bomb.warc.gz", "wb") as fh:
-        write_record(fh, 2, _repeat(b"\0", 1_000_000_000), 1_000_000_000)
+        write_streamed_record(fh, 2, repeated(b"\0", 1_000_000_000), 1_000_000_000)
     with open(inputs / "under.warc.gz", "wb") as fh:
-        write_record(fh, 3, _prose(cap - 100_000), cap - 100_000)
-        normal = _http_head(len(NORMAL)) + NORMAL
-        fh.write(gzip.compress(_head(4, len(normal)) + normal + b"\r\n\r\n", mtime=0))
+        write_streamed_record(fh, 3, prose_body(cap - 100_000), cap - 100_000)
+        fh.write(gzip_member(warc_record(http_response(NORMAL), rid="4")))
     assert sum(p.stat().st_size for p in inputs.iterdir()) < 10_000_000
     sampler = MemorySampler()
     sampler.start()

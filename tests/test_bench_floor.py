@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from quiltdetect.kernel.words import words
+from testkit.scripts import bench_script
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import floor  # noqa: E402  (benchmark support code, not in the package)
+floor = bench_script("floor")
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog, and the quick brown fox jumps again.",

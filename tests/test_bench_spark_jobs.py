@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import spark_jobs  # noqa: E402  (benchmark support code, not in the package)
+from testkit.scripts import bench_script
+
+spark_jobs = bench_script("spark_jobs")
 
 
 def _job(job_id: int, stages: list[int], at: int, end: int, what: str) -> list[dict]:

@@ -150,18 +150,17 @@ def test_an_ingest_counts_the_pages_it_decoded_otherwise_than_declared(spark, tm
     pages' words are their own encoding's."""
     import json
 
-    from test_bad_input import gz, http, warc_record
-
     from quiltdetect.cli import main
+    from testkit.warc import gzip_member, http_response, warc_record
 
     chinese = payload("warcfile.warc.gz", "http://0755krk.com/")
     japanese = payload("clueweb-quirk.warc.gz", "http://www.uraharajuku.st/")
     russian = payload("warcfile.warc.gz", "http://01spb.ru/")  # windows-1251, served as ISO-8859-1
     crawl = tmp_path / "crawl.warc.gz"
-    crawl.write_bytes(gz(warc_record(http(chinese, "text/html; charset=utf-8"), rid="1"))
-                      + gz(warc_record(http(japanese, "text/html; charset=utf-8"), rid="2"))
-                      + gz(warc_record(http(japanese), rid="3").replace(b"example.com/3", b"example.org/3"))
-                      + gz(warc_record(http(russian, "text/html; charset=iso-8859-1"), rid="4")))
+    crawl.write_bytes(gzip_member(warc_record(http_response(chinese, "text/html; charset=utf-8"), rid="1"))
+                      + gzip_member(warc_record(http_response(japanese, "text/html; charset=utf-8"), rid="2"))
+                      + gzip_member(warc_record(http_response(japanese), rid="3").replace(b"example.com/3", b"example.org/3"))
+                      + gzip_member(warc_record(http_response(russian, "text/html; charset=iso-8859-1"), rid="4")))
     out = tmp_path / "out"
     assert main(["ingest", "--input", str(crawl), "--output", str(out)]) == 0
     stage = json.loads((out / "metrics.json").read_text())["stages"]["ingest"]

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from tiers import extended
 
 from quiltdetect.cli import main
 from quiltdetect.common import fs, interrupts, jvmlog, ownfiles, session
@@ -196,7 +195,6 @@ def console(argv: list[str], cwd: Path, env: dict | None = None, **kwargs) -> su
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
-@extended
 @pytest.mark.e2e
 def test_non_ascii_paths_under_a_c_locale_are_read_and_written(tmp_path):
     """``LC_ALL=C`` (containers, cron): Python names files in UTF-8, Java 17 named them in ASCII,
@@ -214,7 +212,6 @@ def test_non_ascii_paths_under_a_c_locale_are_read_and_written(tmp_path):
     assert not foreign_lines(err), err
 
 
-@extended
 @pytest.mark.e2e
 def test_ctrl_c_and_sigterm_stop_with_one_line_and_the_same_command_resumes(spark, tmp_path):
     """A real Ctrl-C (SIGINT to the process group, as a terminal sends it) once the documents are

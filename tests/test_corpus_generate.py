@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -13,26 +12,14 @@ import pytest
 
 import testkit.corpus as gen  # test and benchmark support code, not in the wheel
 from testkit.corpus.render import render_html
+from testkit.shared import shared_data_or_skip
 
 WORD = re.compile(r"[^\W_]+")
 
 
-def _shared_data() -> Path | None:
-    cands = [Path(__file__).resolve().parents[2] / "shared" / "data"]
-    if os.environ.get("QUILTDETECT_SHARED_DATA"):
-        cands.insert(0, Path(os.environ["QUILTDETECT_SHARED_DATA"]))
-    for c in cands:
-        if (c / "text_corpora").is_dir():
-            return c
-    return None
-
-
 @pytest.fixture(scope="module")
 def prose():
-    shared = _shared_data()
-    if shared is None:
-        pytest.skip("shared/data not available (set QUILTDETECT_SHARED_DATA)")
-    return gen.load_prose(shared)
+    return gen.load_prose(shared_data_or_skip())
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +233,7 @@ def test_writers(corpus300, tmp_path):
 
 
 def test_cli(prose, tmp_path):
-    shared = _shared_data()
+    shared = shared_data_or_skip()
     out = tmp_path / "x.jsonl"
     rc = gen.main(
         ["--shared-data", str(shared), "--pages", "60", "--format", "jsonl", "--out", str(out)]

@@ -30,7 +30,7 @@ from tiers import SHORT_JVM
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 
-pytestmark = [pytest.mark.deploy, pytest.mark.skipif(
+pytestmark = [pytest.mark.skipif(
     importlib.util.find_spec("airflow") is None,
     reason="Airflow is not installed: pip install -e '.[airflow]' to run the DAG tests",
 )]

@@ -238,7 +238,6 @@ def cluster_runs(cluster, packed_env, tmp_path_factory) -> Path:
 
 
 @needs_cluster
-@pytest.mark.deploy
 @pytest.mark.spark
 @pytest.mark.parametrize("job", JOBS, ids=lambda j: j.script)
 def test_standalone_cluster_equals_local_mode(job, cluster_runs, spark, tmp_path):

@@ -40,7 +40,7 @@ from quiltdetect.common.jvmclasses import WRITTEN
 from quiltdetect.quilts.cli import DEMO_SETTINGS
 from testkit.tables import canonical_rows
 
-pytestmark = [pytest.mark.deploy, pytest.mark.spark]
+pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 # The crawl mounted at /data: the bundled sample's crawl files (its README and SHA256SUMS stay out).

@@ -94,7 +94,6 @@ def _expected() -> dict[str, str]:
 
 
 @needs_uv
-@pytest.mark.deploy
 def test_wheel_and_sdist_carry_the_configs_and_the_sample(installed):
     expected = _expected()
     assert "quiltdetect/conf/quilts.yaml" in expected and "quiltdetect/data/sample/SHA256SUMS" in expected
@@ -108,7 +107,6 @@ def test_wheel_and_sdist_carry_the_configs_and_the_sample(installed):
 
 
 @needs_uv
-@pytest.mark.deploy
 def test_bundled_sample_is_the_installed_packages(installed):
     probe = ("import quiltdetect; from quiltdetect.quilts.cli import bundled_sample; "
              "print(quiltdetect.__file__); print(bundled_sample())")
@@ -124,7 +122,6 @@ def _installed_sample(installed: Installed) -> Path:
 
 
 @needs_uv
-@pytest.mark.deploy
 def test_demo_runs_from_the_installed_wheel(installed):
     """As the README's first command runs it: no options, so into ./quiltdetect-demo."""
     out = installed.site / "quiltdetect-demo"
@@ -139,7 +136,6 @@ def test_demo_runs_from_the_installed_wheel(installed):
 
 
 @needs_uv
-@pytest.mark.deploy
 def test_spark_submit_job_file_with_the_installed_wheel(installed):
     out = installed.site / "submitted"
     sample = _installed_sample(installed) / "synthetic-quilts.warc.gz"

@@ -35,12 +35,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import shared_data
-from tiers import extended
 
 from quiltdetect.cli import main
+from testkit.shared import shared_data
 
-pytestmark = [pytest.mark.spark, extended]
+pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
 DOCS = sorted((REPO / "docs").glob("*.md"))
 SAMPLE = REPO / "data" / "sample"

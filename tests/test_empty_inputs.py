@@ -14,11 +14,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from test_hostile_tables import prose
-from tiers import extended
 
 from quiltdetect.cli import main
 
-pytestmark = [pytest.mark.spark, extended]
+pytestmark = pytest.mark.spark
 
 
 def metrics(out: Path) -> dict:

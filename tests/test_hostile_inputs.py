@@ -89,12 +89,8 @@ OFFSETS = {"at-once": None, "after-ingest": "_quiltdetect/stages/ingest.json",
 
 
 @pytest.mark.parametrize("lock, offset", [
-    (True, "at-once"), (True, "after-grams"),
-    pytest.param(True, "after-ingest", marks=pytest.mark.extended),
-    pytest.param(True, "after-quilts-table", marks=pytest.mark.extended),
-    pytest.param(False, "after-ingest", marks=pytest.mark.extended),
-    pytest.param(False, "after-grams", marks=pytest.mark.extended),
-    pytest.param(False, "after-quilts-table", marks=pytest.mark.extended),
+    (True, "at-once"), (True, "after-grams"), (True, "after-ingest"), (True, "after-quilts-table"),
+    (False, "after-ingest"), (False, "after-grams"), (False, "after-quilts-table"),
 ], ids=lambda v: {True: "local-lock", False: "object-store-no-lock"}.get(v, v) if isinstance(v, bool) else v)
 def test_two_runs_into_one_output_one_completes_the_other_fails_with_one_line(
         spark, tmp_path, monkeypatch, lock, offset):
@@ -194,7 +190,8 @@ def test_decided_cases_of_round_three(spark, tmp_path, capsys):
     import gzip
 
     import pyarrow as pa
-    from test_bad_input import http, warc_record
+
+    from testkit.warc import http_response, warc_record
 
     crawl = tmp_path / "crawl"
     crawl.mkdir()
@@ -205,7 +202,7 @@ def test_decided_cases_of_round_three(spark, tmp_path, capsys):
     page = b"<html><body><p>" + prose(7).encode() + b"</p></body></html>"
 
     def record(rid: int, url: str, body: bytes, ctype: str = "text/html", extra: str = "") -> bytes:
-        raw = warc_record(http(body, ctype), rid=str(rid), extra=extra).replace(
+        raw = warc_record(http_response(body, ctype), rid=str(rid), extra=extra).replace(
             f"http://example.com/{rid}".encode(), url.encode())
         return gzip.compress(raw, mtime=0)
 

@@ -17,7 +17,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from test_reliability_jobs import JOBS, configure
-from tiers import extended
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.ingest.job import IngestConfig, IngestJob
@@ -173,7 +172,6 @@ def hostile_dir(tmp_path_factory) -> Path:
     return root
 
 
-@extended
 @pytest.mark.parametrize("name", sorted(JOBS))
 def test_every_analysis_runs_through_a_directory_of_hostile_inputs(spark, tmp_path, hostile_dir, name):
     job = JOBS[name]

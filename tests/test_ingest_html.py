@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import gzip
-import os
 import re
 import time
-from pathlib import Path
 
 import pytest
 
 from quiltdetect.documents.html import HtmlFields, decode_html, extract
-
-
-def _shared_data() -> Path:
-    for cand in (
-        Path(__file__).resolve().parents[2] / "shared" / "data",
-        Path(os.environ.get("QUILTDETECT_SHARED_DATA", "/nonexistent")),
-    ):
-        if cand.is_dir():
-            return cand
-    pytest.skip("shared/data not found (set QUILTDETECT_SHARED_DATA)")
+from testkit.shared import shared_data_or_skip
 
 
 def words(text: str) -> list[str]:
@@ -150,7 +139,7 @@ def test_decode_never_raises_on_junk():
 
 
 def test_benchmark_pages_extract_fast_and_clean():
-    files = sorted((_shared_data() / "article_extraction_benchmark" / "html").glob("*.html.gz"))
+    files = sorted((shared_data_or_skip() / "article_extraction_benchmark" / "html").glob("*.html.gz"))
     if not files:
         pytest.skip("article_extraction_benchmark not present")
     pages = [decode_html(gzip.decompress(f.read_bytes()))[0] for f in files]

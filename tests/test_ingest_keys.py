@@ -86,8 +86,7 @@ def _corpus(rng: random.Random, n: int) -> list[tuple]:
     return rows
 
 
-@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.extended),
-                                  pytest.param(3, marks=pytest.mark.extended)])
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_numbered_documents_equal_the_sorted_then_counted_keys(spark, seed):
     """Several ranges (the advisory partition size made tiny), duplicates from two inputs and
     duplicates that tie on input, source, offset and url (the text breaks the tie): rows, keys

@@ -11,20 +11,11 @@ import pytest
 
 from quiltdetect.documents import records as R
 from quiltdetect.documents.records import ROW_FIELDS, count_reasons, iter_warc_rows, iter_wet_rows
-
-
-def _shared_data() -> Path:
-    for cand in (
-        Path(__file__).resolve().parents[2] / "shared" / "data",
-        Path(os.environ.get("QUILTDETECT_SHARED_DATA", "/nonexistent")),
-    ):
-        if cand.is_dir():
-            return cand
-    pytest.skip("shared/data not found (set QUILTDETECT_SHARED_DATA)")
+from testkit.shared import shared_data_or_skip
 
 
 def sample(rel: str) -> Path:
-    path = _shared_data() / "warc_samples" / rel
+    path = shared_data_or_skip() / "warc_samples" / rel
     if not path.is_file():
         pytest.skip(f"{rel} not present")
     return path

@@ -10,18 +10,18 @@ import os
 from pathlib import Path
 
 import pytest
-from test_bad_input import PAGE, http, warc_record
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.runstate import file_fingerprint
 from quiltdetect.documents import records
 from quiltdetect.documents.inputs import resolve_inputs
+from testkit.warc import PAGE, http_response, skip_reasons, warc_record
 
 
 def warc(path: Path, n: int = 1, start: int = 0) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"".join(gzip.compress(warc_record(http(PAGE), rid=str(start + i)), mtime=0) for i in range(n)))
+    path.write_bytes(b"".join(gzip.compress(warc_record(http_response(PAGE), rid=str(start + i)), mtime=0) for i in range(n)))
     return path
 
 
@@ -43,7 +43,7 @@ def crawl_with_everything(root: Path) -> Path:
     warc(crawl / "locked" / "c.warc.gz", start=20)
     warc(crawl / "_2024-01" / "d.warc.gz", start=30)
     warc(crawl / "_part-0.warc.gz", start=40)
-    (crawl / "z.warc.zst").write_bytes(zstd(warc_record(http(PAGE), rid="50")))
+    (crawl / "z.warc.zst").write_bytes(zstd(warc_record(http_response(PAGE), rid="50")))
     (crawl / "y.warc.bz2").write_bytes(b"BZh9")
     os.mkfifo(crawl / "pipe.warc.gz")
     os.symlink(root / "nowhere.warc.gz", crawl / "gone.warc.gz")
@@ -123,17 +123,16 @@ def test_a_path_that_exists_is_that_path_and_only_a_pattern_that_names_nothing_i
 
 
 def test_a_warc_gzipped_whole_gives_every_record_once():
-    from test_bad_input import reasons
 
     from quiltdetect.documents.read import _file_rows
 
-    plain = b"".join(warc_record(http(PAGE), rid=str(i)) for i in range(5))
+    plain = b"".join(warc_record(http_response(PAGE), rid=str(i)) for i in range(5))
     whole = gzip.compress(plain, mtime=0)  # `gzip crawl.warc`: one member, not one per record
     first = list(records.iter_warc_rows(io.BytesIO(whole), "mem"))
     assert records.is_whole_gzip(first[-1])  # warcio's refusal, kept whole in the row (it was cut)
     assert first[-1]["skip_detail"].endswith("warcio recompress <path/to/file> <path/to/new_file>"), first[-1]
     rows = list(_file_rows("crawl.warc.gz", "warc", whole, 1 << 20))
-    assert reasons(rows) == [None] * 5 and [r["offset"] for r in rows] == [0, 1, 2, 3, 4]
+    assert skip_reasons(rows) == [None] * 5 and [r["offset"] for r in rows] == [0, 1, 2, 3, 4]
     assert [r["doc_id"] for r in rows] == [r["doc_id"] for r in records.iter_warc_rows(io.BytesIO(plain), "m")]
 
 
@@ -142,7 +141,7 @@ def test_a_zstandard_warc_is_read_with_or_without_its_dictionary_frame():
 
     from quiltdetect.documents.read import _file_rows
 
-    bodies = [warc_record(http(PAGE), rid=str(i)) for i in range(3)]
+    bodies = [warc_record(http_response(PAGE), rid=str(i)) for i in range(3)]
     per_record = b"".join(zstd(b) for b in bodies)
     dictionary = zstandard.train_dictionary(1024, bodies * 40)
     with_dict = zstandard.ZstdCompressor(dict_data=dictionary)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from test_cli import _Builder as RecordingBuilder
-from tiers import extended
 
 from quiltdetect.common import jvmclasses, session
 from quiltdetect.common.jvmclasses import WRITTEN, class_archive, settle
@@ -288,7 +287,6 @@ print("maps " + " ".join(sorted({line.split()[-1] for line in maps.splitlines() 
 """
 
 
-@extended
 def test_real_jvms_write_the_archive_once_then_map_it(tmp_path):
     """Three console-style starts (a JVM each, about 30 s in all with the archive's writing)."""
     from tiers import SHORT_JVM

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -253,7 +252,6 @@ def _triple_table(target, gram, source):
                      "source": [column[2]]})
 
 
-@pytest.mark.extended  # two Spark jobs per example; the fast tier keeps the tie test below
 @settings(max_examples=12, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6), st.integers(0, 9)), max_size=60),
        st.permutations(range(10)))

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
-from tiers import budgets, examples, extended
+from tiers import budgets, examples
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.documents.urls import host_of
@@ -111,10 +111,9 @@ PARAMETERS = [
     dict(algorithm="lsh"),  # the shipped default
     dict(algorithm="lsh", k=2, resemblance_threshold=0.5, containment_threshold=0.8, lsh_bands=6, lsh_rows=4),
     dict(algorithm="combined", k=2, b_threshold=2, combined_c_threshold=330),
-    pytest.param(dict(algorithm="b", k=3, b_threshold=1, wrap=True), marks=extended),
-    pytest.param(dict(algorithm="c", c_threshold=350), marks=extended),
-    pytest.param(dict(algorithm="combined-sites", k=2, b_threshold=1, c_threshold=340, combined_c_threshold=300,
-                      wrap=True), marks=extended),
+    dict(algorithm="b", k=3, b_threshold=1, wrap=True),
+    dict(algorithm="c", c_threshold=350),
+    dict(algorithm="combined-sites", k=2, b_threshold=1, c_threshold=340, combined_c_threshold=300, wrap=True),
 ]
 
 

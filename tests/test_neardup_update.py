@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from test_neardup_parity import DATES, make_corpus
-from tiers import extended
 
 from quiltdetect import find_near_duplicates
 from quiltdetect.common.config import ConfigError, merge_settings
@@ -105,7 +104,7 @@ def crawl_ordered(seed: int, n_corpora: int, n_segments: int) -> tuple[list[list
 SETTINGS = [
     pytest.param({}, id="lsh"),
     pytest.param({"algorithm": "combined-sites", "k": 2, "b_threshold": 1, "c_threshold": 340,
-                  "combined_c_threshold": 300, "wrap": True}, id="combined-sites", marks=extended),
+                  "combined_c_threshold": 300, "wrap": True}, id="combined-sites"),
 ]
 
 
@@ -134,7 +133,6 @@ def run_step_tables(spark, output: Path) -> dict:
     return {r["doc_id"]: r.asDict() for r in spark.read.parquet(str(output / "duplicate_of")).collect()}
 
 
-@extended
 def test_a_late_older_copy_of_a_kept_page_is_dropped_and_the_kept_page_stays(spark, tmp_path):
     text = " ".join(f"w{i}" for i in range(60))
     first = [RefDoc("b-kept", text, "http://b.org/", (), "2021-03-01T00:00:00Z"),
@@ -155,7 +153,6 @@ def test_a_late_older_copy_of_a_kept_page_is_dropped_and_the_kept_page_stays(spa
     assert {x: r["duplicate_of"] for x, r in got["duplicate_of"].items()} == {"b-kept": "a-older"}
 
 
-@extended
 def test_buckets_taken_past_the_cap_withdraw_the_old_pairs_a_fresh_run_does_not_list(spark, tmp_path):
     """Copies of one page, cap 4: three old copies give all their pairs; two new ones (one with
     the smallest doc_id, the new root) take every bucket past the cap, so only star edges from
@@ -202,7 +199,6 @@ def test_an_update_refuses_other_settings_and_other_jobs(tmp_path):
         NearDupConfig(inputs=["x"], output=str(prev), previous=str(prev) + "/").validate()
 
 
-@extended
 @pytest.mark.parametrize("segment_dir", ["aa_new", "zz_new"])
 def test_a_repeated_doc_id_keeps_the_earliest_runs_record_in_an_update_and_a_fresh_run(spark, tmp_path, segment_dir):
     """definitions §0: a segment repeating doc_ids with new text, its path sorting before the

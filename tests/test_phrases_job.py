@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tiers import extended
 
 from quiltdetect.cli import build_parser, main
 from quiltdetect.common.config import ConfigError, merge_settings
@@ -72,7 +71,6 @@ def crawl_run(spark, crawl, tmp_path_factory):
 
 
 @pytest.mark.spark
-@extended
 def test_planted_slice_and_dice_sites_head_the_monster_list(spark, crawl_run, capsys):
     out, built, _ = crawl_run
     planted = built.truth["slice_and_dice"]
@@ -88,7 +86,6 @@ def test_planted_slice_and_dice_sites_head_the_monster_list(spark, crawl_run, ca
 
 
 @pytest.mark.spark
-@extended
 def test_outputs_tables_figures_and_metrics(spark, crawl_run):
     out, built, _ = crawl_run
     phrases = [r.asDict() for r in spark.read.parquet(str(out / "popular_phrases")).orderBy("rank").collect()]
@@ -129,7 +126,6 @@ def test_outputs_tables_figures_and_metrics(spark, crawl_run):
 
 
 @pytest.mark.spark
-@extended
 def test_rerun_of_a_complete_output_does_nothing(crawl_run, capsys):
     out, _, argv = crawl_run
     before = (out / "popular_phrases").stat().st_mtime_ns

@@ -14,7 +14,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from tiers import extended
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.documents.urls import domain_of, host_of
@@ -67,7 +66,7 @@ PARAMETERS = [
 
 @pytest.mark.parametrize(("params", "seed"), [
     pytest.param(PARAMETERS[0], 11, id="k2-m6-host"),
-    pytest.param(PARAMETERS[1], 12, id="k3-m84-ip-nocollapse", marks=extended),
+    pytest.param(PARAMETERS[1], 12, id="k3-m84-ip-nocollapse"),
 ])
 def test_spark_equals_reference(spark, tmp_path_factory, params, seed):
     """Every output table equals the reference on ~12 seeded random corpora in one run."""

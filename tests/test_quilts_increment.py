@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_quilts_parity import assert_reference, corpus, corpus_rows
-from tiers import examples, extended, parameter_cases
+from tiers import examples, parameter_cases
 
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.finished import resolve_previous
@@ -28,7 +28,6 @@ PARAMETERS = [
     dict(k=2, m=4, c=1, theta=0.0, foreign="ip"),
     dict(k=3, m=5, c=1, theta=0.5, foreign="domain", phi=0.2),
 ]
-EXTENDED_ONLY = (1, 2, 3)  # one chain each: the fast tier runs host, the extended tier the others
 
 
 def write_rows(path: Path, rows: list[dict]) -> str:
@@ -68,7 +67,7 @@ def may_change(old: list[RefDoc], new: list[RefDoc], cfg: QuiltConfig) -> set[st
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize(("params", "budget"), parameter_cases(PARAMETERS, EXTENDED_ONLY, 1, 1))
+@pytest.mark.parametrize(("params", "budget"), parameter_cases(PARAMETERS, 1, 1))
 def test_chain_of_updates_equals_a_fresh_run(spark, tmp_path_factory, params, budget):
     examples(budget)(given(data=st.data())(check_chain))(spark, tmp_path_factory, params)
 
@@ -122,7 +121,6 @@ def check_chain(spark, tmp_path_factory, params, data):
 
 
 @pytest.mark.spark
-@extended
 def test_an_update_recomputes_old_pages_whose_patch_grams_change_or_that_are_patchy_and_gain_sources(
         spark, tmp_path):
     """k = 2, m = 3, theta = 0.5. The new page c shares "alpha beta" with a and b (df 2 -> 3:
@@ -152,7 +150,6 @@ def test_an_update_recomputes_old_pages_whose_patch_grams_change_or_that_are_pat
 
 
 @pytest.mark.spark
-@extended
 def test_update_keeps_the_old_page_of_a_doc_id_and_may_change_c_theta_phi(spark, tmp_path):
     """A doc_id already in the previous run keeps its old text (counted as already_seen); an
     update may use other c, theta and phi than the run it extends."""
@@ -177,7 +174,6 @@ def test_update_keeps_the_old_page_of_a_doc_id_and_may_change_c_theta_phi(spark,
 
 
 @pytest.mark.spark
-@extended
 def test_update_breaks_ties_on_the_smallest_doc_id_not_on_arrival(spark, tmp_path):
     """Three copies of a page: each one's cover is a tie between the other two, won by the
     smaller doc_id. The copy "a" arrives in the update, after "b" and "t": keyed after them,
@@ -258,7 +254,6 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@extended
 @pytest.mark.spark
 def test_an_update_killed_leaves_the_previous_run_alone_and_resumes(spark, tmp_path, monkeypatch):
     """Killed while its last table is being written: the previous run is byte for byte as it
@@ -295,7 +290,6 @@ def test_an_update_killed_leaves_the_previous_run_alone_and_resumes(spark, tmp_p
 
 
 @pytest.mark.spark
-@extended
 def test_an_update_with_no_new_pages_keeps_the_previous_results(spark, tmp_path):
     """A segment whose every doc_id RUN already holds (a week that re-crawled old pages only):
     nothing is recomputed and the results are the previous run's."""
@@ -315,7 +309,6 @@ def test_an_update_with_no_new_pages_keeps_the_previous_results(spark, tmp_path)
 
 
 @pytest.mark.spark
-@extended
 def test_updates_add_layers_of_grams_merged_without_a_shuffle_and_rewrite_an_older_table_once(spark, tmp_path):
     """The grams stage of an update writes only the new pages' pairs: the previous gram table's
     files are linked (the same files, not rewritten), a layer is added per update, and
@@ -377,7 +370,6 @@ def _tables(spark, output: Path) -> dict:
 
 
 @pytest.mark.spark
-@extended
 @pytest.mark.parametrize("segment_dir", ["aa_new", "zz_new"])
 def test_a_repeated_doc_id_keeps_the_earliest_runs_record_in_an_update_and_a_fresh_run(spark, tmp_path, segment_dir):
     """definitions §0: a segment that repeats doc_ids with new text, its path sorting before the

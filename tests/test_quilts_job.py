@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tiers import extended
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.quilts.config import QuiltConfig
@@ -117,7 +116,6 @@ def test_attributed_quilts_are_marked(spark, sample_run):
 
 
 
-@extended
 def test_find_quilts_on_renamed_columns_equals_the_command_line(spark, tmp_path, sample_run):
     """``from quiltdetect import find_quilts`` on a DataFrame whose columns are named otherwise
     gives the quilts ``quiltdetect quilts --id-col ...`` gives on the same table, and the ones of

@@ -26,7 +26,6 @@ from pathlib import Path
 import pytest
 import yaml
 from test_console import foreign_lines
-from tiers import extended
 
 from quiltdetect.cli import main
 
@@ -220,9 +219,6 @@ def doc_rows(path: Path) -> list[str]:
     return sorted(json.dumps(r, sort_keys=True, default=str) for r in pq.read_table(path).to_pylist())
 
 
-# In the extended tier, for the fast tier's time: each of these jobs keeps its parity with its
-# reference in the fast tier, and the console command's runs are the other tests' here.
-@extended
 def test_every_other_analysis_runs_as_written_on_the_ingested_documents(spark, checkout, capsys):
     """"The other analyses": each command, on the ``docs/`` of the README's ``ingest`` command."""
     shown = [shlex.split(c)[1:3] for b in blocks(section(README, "The other analyses")) for c in commands(b)]

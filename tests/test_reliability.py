@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from test_console import foreign_lines
-from tiers import PARTITIONINGS, SHORT_JVM, Partitioning, extended
+from tiers import PARTITIONINGS, SHORT_JVM, Partitioning
 
 from quiltdetect.common import fs
 from quiltdetect.common.config import ConfigError, merge_settings
@@ -165,7 +165,6 @@ def test_killed_while_writing_the_last_table_a_rerun_equals_a_clean_run(spark, t
     _assert_equals_baseline(out, baseline)
 
 
-@extended
 def test_killed_while_writing_complete_a_rerun_equals_a_clean_run(spark, tmp_path, baseline, monkeypatch):
     """Killed halfway through writing _COMPLETE: the marker is written beside its place and
     renamed over it, so a kill leaves a half ``._COMPLETE.partial`` and no ``_COMPLETE``, never a

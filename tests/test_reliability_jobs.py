@@ -1,5 +1,5 @@
 """Every job besides quilts: byte-identical tables for every partitioning of
-tiers.JOB_PARTITIONINGS (11 shuffle partitions without AQE and the inputs reversed, extended tier),
+tiers.JOB_PARTITIONINGS (5 shuffle partitions without AQE and the inputs reversed, extended tier),
 against a reference run under the session's settings; _COMPLETE published last; a rerun reports
 the complete run; new settings reuse docs/ and equal a fresh run (neardup, mwo).
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from tiers import JOB_PARTITIONINGS, Partitioning, extended
+from tiers import JOB_PARTITIONINGS, Partitioning
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.documents.records import iter_warc_rows
@@ -130,9 +130,9 @@ def test_same_bytes_for_any_partitioning_and_input_order(spark, tmp_path, inputs
         assert rows_bytes(out / table) == expected, (name, partitioning, table)
 
 
-# The lifecycle (publish, rerun, resume) is one shared class: the fast tier runs it for one job
-# that also resumes with new settings, and the extended tier for every other.
-@pytest.mark.parametrize("name", [n if n == "neardup" else pytest.param(n, marks=extended) for n in sorted(JOBS)])
+# The lifecycle (publish, rerun, resume) is one shared class: run for every job, of which
+# tiers.py keeps one in the fast tier (neardup, which also resumes with new settings).
+@pytest.mark.parametrize("name", sorted(JOBS))
 def test_published_complete_rerun_and_resume_with_new_settings(spark, tmp_path, inputs, references, name):
     job = JOBS[name]
     first = references(name)

@@ -14,7 +14,7 @@ from test_api import RENAMED, rows
 from quiltdetect import detect_reuse
 from quiltdetect.cli import main
 
-pytestmark = [pytest.mark.spark, pytest.mark.extended]  # the fast tier checks reuse against its reference (test_reuse_parity)
+pytestmark = pytest.mark.spark
 
 SPARK = ["--set", "spark.master=local[2]", "--set", "spark.sql.shuffle.partitions=4"]
 

@@ -12,6 +12,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 CONFTEST = Path(__file__).with_name("conftest.py")
+TIERS = Path(__file__).with_name("tiers.py")
 
 HEAVY = """
 import os, time, pytest
@@ -38,7 +39,7 @@ def test_other(i):
 
 def _suite(pytester: pytest.Pytester, modules: dict[str, str]) -> Path:
     pytester.makeconftest(CONFTEST.read_text())
-    pytester.makepyfile(**modules)
+    pytester.makepyfile(tiers=TIERS.read_text(), **modules)
     return pytester.path / "setups.txt"
 
 

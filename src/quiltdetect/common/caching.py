@@ -29,8 +29,9 @@ _RUN: ContextVar[list | None] = ContextVar("quiltdetect_kept", default=None)
 # The storage levels jobs keep their tables at, named here once. SPILL: in memory, spilled to
 # disk when it does not fit (the smaller tables). ON_DISK: on local disk only (tables too large
 # for the heap). TEXT_CACHE: what a table that holds every text is kept at, on disk: kept in
-# memory, the cached batches of 1,000,000 pages (~4.7 GB of text) filled the heap of a 3 GB
-# local-mode JVM until the Parquet reader died with `OutOfMemoryError: Java heap space`.
+# memory, the cached batches of a million pages filled the heap of a local-mode JVM until the
+# Parquet reader died with `OutOfMemoryError: Java heap space` (docs/performance.md, "Memory
+# and defaults at a million pages").
 SPILL = StorageLevel.MEMORY_AND_DISK
 ON_DISK = StorageLevel.DISK_ONLY
 TEXT_CACHE = ON_DISK

@@ -7,7 +7,8 @@ which makes a short run markedly faster (docs/performance.md, "Starting the JVM"
 
 The first run on a machine (for a given Java, Spark jars and extra class path) has the JVM
 write the archive as it exits (``-XX:ArchiveClassesAtExit``), after this Python process is
-gone: the command returns as before and the JVM writes for about 10 s in the background. The
+gone: the command returns as before and the JVM writes it in the background (for how long:
+docs/performance.md, "Starting the JVM"). The
 archive is written under a name of its own (``<key>.<writer>.part``, ``writer()``) with a log, and the next run
 renames it to ``<key>.jsa`` once the log says it was written whole and its writer has exited:
 the JVM crashes on a truncated archive, so a partial file must never be used. Runs made while

@@ -11,7 +11,7 @@ zip and the spark-core jar (about 6,500 entries). Two costs follow, paid again a
 * At the start of every task the worker adds the task's files to ``sys.path`` and calls
   ``importlib.invalidate_caches()`` (``pyspark.worker_util.setup_spark_files``). CPython's
   ``zipimporter`` answers by reading its archive's whole central directory again, in Python:
-  0.25 CPU-s per task on the 2-core development machine, whatever the task does. Here an
+  a cost every task pays, whatever it does. Here an
   archive's directory is read again only when its file changed (``read_archives_once``), which
   is what the call is for; this covers the archives left on ``sys.path`` (a Spark
   distribution's PySpark, a task's own zip files).

@@ -34,7 +34,8 @@ BASE_CONF: dict[str, str] = {
     # Spark's vectorized Parquet reader fills one on-heap vector per column with a whole batch of
     # rows; the tables of packed int64 arrays (quilts/arrays.py) hold up to ~1 MB per row, and a
     # parquet-mr row group is at least 100 rows whatever its byte target, so 4096-row batches
-    # asked the 4 GB heap of a 1,000,000-page run for 114 MB vectors and failed.
+    # asked the heap of a million-page run for vectors it could not give (docs/performance.md,
+    # "Memory and defaults at a million pages").
     "spark.sql.parquet.columnarReaderBatchSize": "64",
     # Spark's progress bar ([Stage 22:>  (0 + 2) / 4]) cannot name the stage: each stage prints
     # "<job>: <stage> - <what it does>" as it starts instead (RunMetrics.stage), and the UI's

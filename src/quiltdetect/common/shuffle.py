@@ -4,11 +4,12 @@ The console command and spark-submit build their session with the config class's
 ``spark.sql.shuffle.partitions`` (``config.local_spark_defaults``: 32) unless spark-submit sets
 it. A Python caller's session that does not set it has Spark's default, 200: every bucketed
 table of the quilt and near-duplicate jobs is written as 200 tasks and 1,600 to 2,048 buckets, so
-the docs' example on the demo's 468 pages (1.5 MB of text) took 66 s and 42 s instead of 13 s and
-10 s on 2 cores, and ``find_quilts`` on an empty DataFrame 40 s instead of 11 s. A run on such a
-session (``Job.run(..., frame=docs)``) uses, for its duration only, one partition per core,
-more when its text exceeds AQE's advisory partition size (64 MB) per partition, at most the
-configured count; the session's own setting, when it has one, is used as it is.
+the docs' example on the demo's pages, and ``find_quilts`` on an empty DataFrame, took several
+times as long as with a few partitions (docs/performance.md, "Figures behind choices in the
+code"). A run on such a session (``Job.run(..., frame=docs)``) uses, for its duration only,
+one partition per core, more when its text exceeds AQE's advisory partition size (64 MB) per
+partition, at most the configured count; the session's own setting, when it has one, is used
+as it is.
 """
 
 from __future__ import annotations

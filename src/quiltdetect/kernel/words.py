@@ -177,8 +177,9 @@ def _text_of_each(offsets: np.ndarray, leads: np.ndarray) -> np.ndarray:
 
 
 def _distinct(ordered: np.ndarray) -> np.ndarray:
-    """The distinct values of a sorted array, in one pass (``np.unique`` hashes them: half a
-    second for the three million characters of a batch of Chinese pages)."""
+    """The distinct values of a sorted array, in one pass (``np.unique`` hashes them, far slower
+    on the characters of a batch of Chinese pages: docs/performance.md, "Figures behind choices
+    in the code")."""
     if ordered.shape[0] < 2:
         return ordered
     first = np.ones(ordered.shape[0], dtype=bool)

@@ -30,8 +30,8 @@ def build_tdw(run: JobRun, docs: DataFrame, threshold: float) -> tuple[DataFrame
     spark, cfg, metrics, out = run.spark, run.cfg, run.metrics, run.out
     with metrics.stage(spark, "render", "tags, tokens, stop words, stems, field weights, normalise") as counts:
         # On disk only, like the texts and the near-duplicate fingerprints: every page's terms and
-        # weights, per-page arrays like the fingerprints, whose in-memory cache ran the 4 GB heap
-        # out at 1,000,000 pages.
+        # weights, per-page arrays like the fingerprints, whose in-memory cache ran the heap out
+        # at a million pages (docs/performance.md, "Memory and defaults at a million pages").
         records = keep(weighted_records(docs, cfg.min_weight_ratio), TEXT_CACHE)
         row = records.agg(F.count(F.lit(1)), F.sum(F.size("terms"))).first()
         counts["records"] = int(row[0])
@@ -49,8 +49,9 @@ def build_tdw(run: JobRun, docs: DataFrame, threshold: float) -> tuple[DataFrame
     with metrics.stage(spark, "postings", f"weighted prefixes at t >= {threshold}, write postings/") as counts:
         # In record order, not sorted by term: `mwo query` sorts the postings it loads. A global
         # sort shuffled every posting and ran the prefixes twice (its range sampling); even a sort
-        # within each file doubled this stage and wrote 40% more bytes (a record's postings
-        # together compress well: one doc_key, consecutive positions).
+        # within each file took longer and wrote more bytes (docs/performance.md, "Tried and did
+        # not help"): a record's postings together compress well (one doc_key, consecutive
+        # positions).
         postings, counts["postings"] = out.write_rows(prefix_postings(canon, threshold), "postings")
     meta = {"index_threshold": threshold, "min_weight_ratio": cfg.min_weight_ratio,
             "records": metrics.stages["canonicalise"]["records"], "terms": metrics.stages["order"]["terms"]}

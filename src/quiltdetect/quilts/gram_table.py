@@ -33,10 +33,11 @@ WORD_HASHES = pa.schema([("doc_key", pa.int64()), ("hashes", pa.binary())])
 GRAM_BUCKETS_DDL = ddl(GRAM_BUCKETS)
 WORD_HASHES_DDL = ddl(WORD_HASHES)
 
-# A stored row holds about this many pairs (0.5 MB per array): at 1,000,000
-# pages one row per bucket (~30 MB per array) ran the heap out of memory in patch_grams, where
-# Spark's Parquet reader holds whole batches of rows (see columnarReaderBatchSize in
-# common/session.py). The table is written in 16 MB row groups where parquet-mr allows it.
+# A stored row holds about this many pairs (0.5 MB per array): one row per bucket ran the heap
+# out of memory in patch_grams at a million pages, where Spark's Parquet reader holds whole
+# batches of rows (see columnarReaderBatchSize in common/session.py; docs/performance.md,
+# "Memory and defaults at a million pages").
+# The table is written in 16 MB row groups where parquet-mr allows it.
 ROW_PAIRS = 1 << 16
 
 

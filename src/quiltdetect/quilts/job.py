@@ -129,7 +129,8 @@ def find_quilts(run: JobRun, docs: DataFrame, grams_table: GramTable | None = No
         recomputed: list[DataFrame] = []
         if restrict is not None:
             # the recomputed rows, computed once: the anti-joins with the previous rows and the
-            # unions read them (else every use ran the joins with docs/ again: ~10 s of 31 at 1.1 M pages)
+            # unions read them (else every use ran the joins with docs/ again:
+            # docs/performance.md, "Figures behind choices in the code")
             recomputed = [keep(quilts, SPILL), keep(stats, SPILL)]
             quilts, stats = restrict.with_previous(spark, *recomputed)
         _, row = out.write_counted(quilts.orderBy("doc_id"), "quilts", {

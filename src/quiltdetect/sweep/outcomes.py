@@ -33,9 +33,9 @@ def word_pass(docs: DataFrame) -> DataFrame:
     """Every document's word hashes (``quilts.gram_table.word_hash_table``), persisted for all k:
     the sweep tokenises and hashes each text once.
 
-    On local disk only: 8 bytes per word (380 MB per 100,000 pages) held in memory took the
-    execution memory the k = 2 covers needed (a task failed with UNABLE_TO_ACQUIRE_MEMORY at
-    100,000 pages under the harness's 3 GB driver); read back from disk it costs nothing of it.
+    On local disk only: 8 bytes per word held in memory took the execution memory the k = 2
+    covers needed (a task failed with UNABLE_TO_ACQUIRE_MEMORY: docs/performance.md, "Memory
+    and defaults at a million pages"); read back from disk it costs nothing of it.
     """
     return keep(word_hash_table(docs), ON_DISK)
 
@@ -45,8 +45,8 @@ def gram_pass(words: DataFrame, k: int, cfg: SweepConfig, n: int) -> DataFrame:
 
     On local disk only, as the quilt job's gram table is (a Parquet table): every document's
     k-gram set. Kept in memory and disk, its blocks being cached took the execution memory of
-    the bucket merge's sort, and at 1,000,000 pages the first k failed with
-    UNABLE_TO_ACQUIRE_MEMORY under the shipped 4 GB driver.
+    the bucket merge's sort, and at a million pages the first k failed with
+    UNABLE_TO_ACQUIRE_MEMORY under the shipped driver memory.
     """
     return keep(gram_buckets(words, k, n, with_counts=cfg.count_occurrences, hashed=True), ON_DISK)
 
@@ -55,8 +55,8 @@ def patch_pass(docs: DataFrame, grams: DataFrame, n: int, m: int, cfg: SweepConf
                with_df: bool = False) -> DataFrame:
     """The doc-bucket table of one (k, m): patch pairs and per-document counts (persist it: both
     the patch fractions and the covers read it). On disk only, like the gram buckets: cached in
-    memory, the k = 2 table of 1,000,000 pages starved the covers' sort of execution memory
-    (UNABLE_TO_ACQUIRE_MEMORY under the shipped 4 GB driver). ``with_df``: the table of the
+    memory, the k = 2 table of a million pages starved the covers' sort of execution memory
+    (UNABLE_TO_ACQUIRE_MEMORY under the shipped driver memory). ``with_df``: the table of the
     largest m of a k, from which ``pass_table`` derives every smaller m."""
     return doc_buckets(grams, docs, m, n, n, with_counts=cfg.count_occurrences, foreign=cfg.foreign_rule,
                        with_df=with_df)
@@ -77,8 +77,9 @@ def pass_tables(doc_table: DataFrame, n: int, cfg: SweepConfig) -> tuple[DataFra
 
     The covers are those of the quilt job run with θ = min θ. The outcomes read both tables
     more than once (``mark_attributed`` alone reads the covers three times); unpersisted, each
-    read ran the covers' first shuffle again (three 1.6 GB shuffles per pass at 1,000,000
-    pages, k = 3) and the patch fractions twice. On disk only, as the doc table.
+    read ran the covers' first shuffle again (three times per pass: docs/performance.md,
+    "Figures behind choices in the code") and the patch fractions twice. On disk only, as the
+    doc table.
     """
     fractions = keep(fractions_of(doc_table), ON_DISK)
     covers = cover_sources(doc_table, min(cfg.thetas), n, n)  # foreign sources as the doc table was made
