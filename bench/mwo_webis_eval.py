@@ -21,10 +21,11 @@ PAIRS = Path("webis_ndd_pairs") / "pairs.jsonl.gz"
 
 
 def default_pairs() -> str:
-    """../shared/data beside the checkout (as CI lays it out), or $QUILTDETECT_SHARED_DATA."""
+    """$QUILTDETECT_SHARED_DATA's pairs, else those of ../shared/data beside the checkout (as CI
+    lays it out), else the relative path."""
     env = os.environ.get("QUILTDETECT_SHARED_DATA")
     here = Path(__file__).resolve().parents[1]
-    for base in ([Path(env)] if env else []) + [here.parent / "shared" / "data", Path("/work/shared/data")]:
+    for base in ([Path(env)] if env else []) + [here.parent / "shared" / "data"]:
         if (base / PAIRS).is_file():
             return str(base / PAIRS)
     return str(PAIRS)

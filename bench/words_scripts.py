@@ -12,8 +12,7 @@ prints, with definitions §0's words:
                  raise every page's patch fraction (definitions §1) as copying would
   >=0.05         the share of paragraphs whose accidental fraction is at least 0.05
 
-    fetch github:google-deepmind/xquad   # then:
-    git --git-dir=/work/.mirror/google-deepmind+xquad/repo archive HEAD | tar -x -C /tmp/xquad
+    git clone --depth 1 https://github.com/google-deepmind/xquad /tmp/xquad
     PYTHONPATH=src python bench/words_scripts.py /tmp/xquad --k 5 8 10 15
 """
 
