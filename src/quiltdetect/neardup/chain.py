@@ -518,11 +518,11 @@ def kept_stage(run: JobRun, chain: Chain, pairs: DataFrame, clusters: DataFrame,
         dropped = dropped_pages(pairs, open_clusters, order, algorithm, state)
         dropped = keep(dropped, SPILL) if previous is None else cut(dropped, SPILL)
         held.append(dropped)
+        new_kept = beside_previous_result(run, chain, "kept", lambda name: out.write_rows(
+            kept_table(chain.new, dropped).orderBy("doc_key"), name, DOCS_WRITE_OPTIONS)[1])
         rows = duplicate_of_table(small(pages, n), dropped, algorithm, kept_run(F.col("keeper"), chain.runs))
         new_dropped = beside_previous_result(run, chain, "duplicate_of", lambda name: out.write_rows(
             rows.orderBy("doc_id"), name)[1])
-        new_kept = beside_previous_result(run, chain, "kept", lambda name: out.write_rows(
-            kept_table(chain.new, dropped).orderBy("doc_key"), name, DOCS_WRITE_OPTIONS)[1])
         now_dropped = dropped.select("doc_key")
         out.write_table(now_dropped if dropped_before is None else dropped_before.unionByName(now_dropped),
                         work_table(DROPPED_PAGES))
