@@ -3,10 +3,11 @@
     python bench/corpus.py --pages 10000 --format parquet --out /tmp/neardup10k
     PYTHONPATH=src python bench/neardup_throughput.py /tmp/neardup10k [--algorithm combined --k 5]
 
-Runs the exact per-page function of the Spark stage in one process on one core, over every
-page's visible text: for lsh (the default) terms, the shingle set and its bands' min-hashes; for
-Henzinger's algorithms terms, shingles, 84 min-hashes, supershingles, 384-bit simhash and its
-pieces; then, as the stage does per Arrow batch of 10,000 pages, the list columns it returns. The pages are parsed first (not timed) with the ingest HTML extractor when the
+Runs the batch functions of the Spark stage in one process on one core, over every page's
+visible text, a batch of pages at a time as the stage's Arrow batches come: for lsh (the
+default) terms, the shingle sets and their bands' min-hashes (``lsh_batch``), then the packed
+sets and band keys it returns; for Henzinger's algorithms terms, shingles, 84 min-hashes,
+supershingles, 384-bit simhash and its pieces, then its list columns. The pages are parsed first (not timed) with the ingest HTML extractor when the
 table has raw HTML, so the figure is the fingerprint step alone.
 """
 
@@ -18,10 +19,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from quiltdetect.common.config import local_spark_defaults
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.fingerprints import fingerprint_arrays, lsh_arrays
-from quiltdetect.neardup.pairs import long_lists
+from quiltdetect.neardup.fingerprints import fingerprint_batch_arrays, lsh_batch
+from quiltdetect.neardup.pairs import long_lists, packed_sets
 from quiltdetect.neardup.simhash import n_pieces
+from quiltdetect.neardup.tokens import batch_page_term_hashes, batch_term_hashes
 
 
 def main() -> None:
@@ -49,14 +52,16 @@ def main() -> None:
     pieces = n_pieces(args.c_threshold)
     bands, rows = defaults.lsh_bands, defaults.lsh_rows
     n_terms = 0
-    batch = 10_000  # spark.sql.execution.arrow.maxRecordsPerBatch
+    batch = int(local_spark_defaults()["spark.sql.execution.arrow.maxRecordsPerBatch"])
     t0 = time.process_time()
     for start in range(0, len(texts), batch):
-        page = zip(texts[start:start + batch], urls[start:start + batch], images[start:start + batch], strict=True)
+        page = (texts[start:start + batch], urls[start:start + batch], images[start:start + batch])
         if args.algorithm == "lsh":
-            out = [lsh_arrays(text, url, imgs, args.k, False, bands, rows) for text, url, imgs in page]
-        else:
-            out = [fingerprint_arrays(text, url, imgs, args.k, False, pieces) for text, url, imgs in page]
+            sets, keys = lsh_batch(*batch_term_hashes(*page), args.k, False, bands, rows)
+            packed_sets(sets.values, sets.sizes, sets.present)
+            n_terms += int(sets.n_terms.sum())
+            continue
+        out = fingerprint_batch_arrays(batch_page_term_hashes(*page), args.k, False, pieces)
         n_terms += sum(row[0] for row in out)
         for column in list(zip(*out, strict=True))[1:]:
             long_lists(list(column))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,7 +23,7 @@ from quiltdetect.neardup.fingerprints import (
     shingle_set,
 )
 from quiltdetect.neardup.pairs import long_lists
-from quiltdetect.neardup.shingles import circular_shingles_batch, shingles
+from quiltdetect.neardup.shingles import batch_shingles, circular_shingles_batch, shingles
 from quiltdetect.neardup.simhash import (
     N_BITS,
     SIMHASH_SEEDS,
@@ -314,3 +315,38 @@ def test_lsh_arrays_are_the_shingle_set_and_its_bands():
     assert np.array_equal(sets, shingle_set("one two three four five six"))
     assert np.array_equal(keys, lsh.band_keys(sets, 40, 3))
     assert lsh_arrays("", None, None, 4, False, 40, 3) == (0, None, None)
+
+
+@given(st.lists(st.lists(st.integers(0, 6), max_size=16), max_size=9), st.integers(1, 6), st.booleans())
+@settings(max_examples=120, deadline=None)
+def test_batch_shingles_equal_one_page_at_a_time(pages, k, wrap):
+    """One chain over the batch, each page's windows gathered, sorted and made unique in place:
+    the same sets as ``shingles`` page by page, empty and short pages included."""
+    per_page = [np.array(p, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) for p in pages]
+    hashes = np.concatenate([np.empty(0, np.uint64), *per_page])
+    values, sizes = batch_shingles(hashes, np.array([len(p) for p in pages], dtype=np.int64), k, wrap=wrap)
+    expected = [shingles(h, k, wrap=wrap) for h in per_page]
+    assert sizes.tolist() == [e.shape[0] for e in expected]
+    assert np.array_equal(values, np.concatenate([np.empty(0, np.uint64), *expected]))
+
+
+@given(st.lists(st.one_of(st.none(), st.lists(u64, max_size=40, unique=True)), max_size=7), st.integers(0, 3))
+@settings(max_examples=80, deadline=None)
+def test_packed_shingle_sets_round_trip_and_intersect_exactly(sets, cut):
+    """The lsh shingle sets as Arrow binary values (one per page, null for a page without
+    terms) read back as they were, also from a slice of the column; the verification's
+    intersection sizes equal numpy's set intersection."""
+    from quiltdetect.neardup.pairs import intersection_sizes, packed_sets, shingle_sets
+
+    arrays = [np.sort(np.array(s, dtype=np.uint64)) for s in (s or [] for s in sets)]
+    present = np.array([s is not None for s in sets], dtype=bool)
+    column = packed_sets(np.concatenate([np.empty(0, np.uint64), *arrays]),
+                         np.array([a.shape[0] for a in arrays], dtype=np.int64), present)
+    assert column.type == pa.binary() and column.null_count == int((~present).sum())
+    part = column.slice(min(cut, len(sets)))
+    values, starts = shingle_sets(part)
+    got = [values[a:b] for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    assert [g.tolist() for g in got] == [a.tolist() for a in arrays[min(cut, len(sets)):]]
+    backwards = shingle_sets(part.take(pa.array(list(range(len(part)))[::-1], pa.int64())))
+    common = intersection_sizes((values, starts), backwards)
+    assert common.tolist() == [np.intersect1d(a, b).shape[0] for a, b in zip(got, got[::-1], strict=True)]

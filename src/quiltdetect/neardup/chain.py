@@ -8,7 +8,7 @@ run's (the previous pairs a new page withdraws, the previous clusters, the pages
 the fresh run is the update of an empty chain (``Chain.fresh``: no previous state).
 
 Every neardup run keeps what the next step needs beside its results (``_quiltdetect/work/``):
-every page's fingerprints (``neardup-fingerprints``: the shingle set and band keys for lsh; the
+every page's fingerprints (``neardup-fingerprints-2``: the shingle set, packed, and band keys for lsh; the
 supershingles, simhash and its pieces for Henzinger's algorithms), every page's bucket rows
 (``neardup-buckets-<family>``: (value, idx, doc_key) per band key, supershingle or simhash
 piece, a Spark bucketed table hashed on the value), the buckets over ``bucket_cap`` with their
@@ -72,16 +72,22 @@ from quiltdetect.neardup.pairs import (
     bucket_members,
     bucket_pairs,
     bucket_rows,
+    candidate_pages,
     count_buckets,
     decided_pairs,
     fingerprints,
     pair_columns,
+    rows_of,
     same_bucket,
+    small,
 )
 from quiltdetect.previous import doc_ranks, union_documents
 
 # The state a run keeps for the next (``runstate.work_table`` names; ``FinishedRun.table`` reads them)
-FINGERPRINTS = "neardup-fingerprints"
+# "-2": lsh's shingle set is packed bytes (``pairs.LSH_SCHEMA``), was array<long>; a run made
+# before holds "neardup-fingerprints" only, and an update of it is refused (``Job.open_previous``:
+# run afresh once)
+FINGERPRINTS = "neardup-fingerprints-2"
 CAPPED = "neardup-capped"
 BUCKETS = "neardup-buckets"  # one table per bucket family: BUCKETS-<family>
 STATE = "neardup-state.json"  # {"runs": [[first doc_key, run_id], ...], "spark_buckets": n}
@@ -89,9 +95,6 @@ STATE = "neardup-state.json"  # {"runs": [[first doc_key, run_id], ...], "spark_
 PAIRS = "neardup-pairs"  # (a, b, pair_columns…)
 CLUSTERS = "neardup-clusters"  # (doc_key, cluster_key)
 DROPPED_PAGES = "neardup-dropped"  # (doc_key)
-# The rows of a few pages (those an update verifies, names or decides) are picked out of a
-# table of every page by a broadcast join up to this many pages, by a shuffle above.
-BROADCAST_PAGES = 1_000_000
 # The new bucket rows meet the stored ones in a hash table per Spark bucket (the stored rows are
 # streamed, not sorted) up to this many new rows a bucket; above, in a sort-merge join.
 HASH_JOIN_ROWS = 2_000_000
@@ -229,11 +232,12 @@ def fingerprints_stage(run: JobRun, chain: Chain, cfg: NearDupConfig) -> tuple[D
     else:
         what = "the new pages' fingerprints, beside the previous"
     with run.metrics.stage(run.spark, "fingerprints", what) as counts:
-        added = out.write_table(fingerprints(chain.new, cfg), step_table(chain, FINGERPRINTS))
-        row = added.agg(F.count(F.lit(1)), F.sum((F.col("n_terms") == 0).cast("long")), F.sum("n_terms")).first()
-        counts["documents" if chain.fresh else "new_documents"] = int(row[0])
-        counts["without_terms"] = int(row[1] or 0)
-        counts["terms"] = int(row[2] or 0)
+        added, row = out.write_counted(fingerprints(chain.new, cfg), step_table(chain, FINGERPRINTS), {
+            "documents": F.count(F.lit(1)), "without_terms": F.sum((F.col("n_terms") == 0).cast("long")),
+            "terms": F.sum("n_terms")})
+        counts["documents" if chain.fresh else "new_documents"] = int(row["documents"])
+        counts["without_terms"] = int(row["without_terms"] or 0)
+        counts["terms"] = int(row["terms"] or 0)
         rows = {}
         for family, column in FAMILIES[cfg.algorithm]:
             out.write_bucketed_table(bucket_rows(added, column).repartition(buckets, "value"),
@@ -338,24 +342,6 @@ def family_pairs(old_pairs: DataFrame, family: str, algorithm: str) -> DataFrame
     return old_pairs.where(F.col("same_site") if family == "b" else ~F.col("same_site"))
 
 
-def rows_of(table: DataFrame, keys: DataFrame) -> tuple[DataFrame, int]:
-    """The rows of ``table`` whose doc_key is in ``keys`` (doc_key), persisted, and how many
-    pages were asked for: picked by a broadcast join when at most ``BROADCAST_PAGES`` (the table
-    is then only scanned), else by a shuffle. Joins with the result may broadcast it alike
-    (``small``)."""
-    wanted = cut(keys.distinct(), SPILL)
-    n = wanted.count()
-    rows = cut(table.join(small(wanted, n), on="doc_key", how="left_semi"), SPILL)
-    release(wanted)
-    return rows, n
-
-
-def small(frame: DataFrame, n: int) -> DataFrame:
-    """``frame`` (of about ``n`` pages' rows) marked for a broadcast join when n is at most
-    ``BROADCAST_PAGES``."""
-    return F.broadcast(frame) if n <= BROADCAST_PAGES else frame
-
-
 def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: Chain,
                 cfg: NearDupConfig) -> tuple[DataFrame, DataFrame]:
     """The pairs of the chain on doc_keys (a the smaller doc_id, then ``pair_columns``; with
@@ -376,13 +362,12 @@ def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: 
         for family, column in FAMILIES[cfg.algorithm]:
             if previous is None:
                 members = bucket_members(rows[family])
-                candidates[family] = bucket_pairs(members, cap)
+                candidates[family] = cut(bucket_pairs(members, cap), SPILL)
                 count_buckets(members, cap, counts, family)
             else:
                 members = touched_buckets(rows[family], chain, chain.spark_buckets)
                 candidates[family] = cut(bucket_pairs(members, cap, order="rank", root_key="root_key", new="is_new"),
                                          SPILL)
-                held.append(candidates[family])
                 counts[f"{family}_candidates"] = candidates[family].count()
                 affected = cut(affected_rows(members, cap), SPILL)
                 held.append(affected)
@@ -391,20 +376,18 @@ def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: 
                     withdrawn.append(withdrawn_pairs(fps, column, family, affected,
                                                      family_pairs(old_pairs, family, cfg.algorithm), members,
                                                      previous_capped, chain, cap))
-            held.append(members)
+            held += [members, candidates[family]]
             capped.append(capped_after(members, previous_capped, family, cap,
                                        order="doc_key" if previous is None else "rank"))
-        if previous is None:  # every page is a candidate's end: verified on the table itself
-            pairs = keep(decided_pairs(candidates, fps, cfg), SPILL)
+        pages = candidate_pages(candidates, fps)  # both ends of every candidate, picked out once
+        held.append(pages)
+        new = decided_pairs(candidates, pages, cfg)
+        if previous is None:
+            pairs = keep(new, SPILL)
             counts["pairs"] = pairs.count()
             gone = spark.createDataFrame([], "a long, b long")
         else:
-            # the pages to verify: both ends of every candidate, their fingerprints picked out once
-            ends = [c.select(F.col(end).alias("doc_key")) for c in candidates.values() for end in ("a", "b")]
-            pages, _ = rows_of(fps, reduce(DataFrame.unionByName, ends))
-            held.append(pages)
-            new = chain.with_ranks(chain.with_ranks(decided_pairs(candidates, pages, cfg), "a", "a_rank"),
-                                   "b", "b_rank")
+            new = chain.with_ranks(chain.with_ranks(new, "a", "a_rank"), "b", "b_rank")
             gone = (cut(reduce(DataFrame.unionByName, withdrawn).distinct(), SPILL) if withdrawn
                     else spark.createDataFrame([], "a long, b long"))
             remaining = old_pairs.join(gone, on=["a", "b"], how="left_anti")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from quiltdetect.neardup.lsh import band_keys, selectors
-from quiltdetect.neardup.shingles import shingles
+from quiltdetect.neardup.shingles import batch_shingles, shingles
 from quiltdetect.neardup.simhash import pieces, simhash
 from quiltdetect.neardup.supershingles import (
     batch_minvalues,
@@ -73,22 +73,42 @@ def lsh_hash_arrays(hashes: np.ndarray, k: int, wrap: bool, bands: int,
     return int(hashes.shape[0]), s, band_keys(s, bands, rows)
 
 
-def _batch_minvalues(sets: list[np.ndarray], seeds: np.ndarray | None = None,
-                     multipliers: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(positions of the non-empty sets, their minvalues: uint64 (d, n)) of a batch's shingle sets."""
-    sizes = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
-    values = np.concatenate(sets) if sets else np.empty(0, dtype=np.uint64)
-    present = np.flatnonzero(sizes > 0)
-    extra = {} if seeds is None else {"seeds": seeds, "multipliers": multipliers}
-    return present, batch_minvalues(values, sizes[present], **extra)
+@dataclass(frozen=True)
+class ShingleBatch:
+    """The shingle sets of a batch of d pages, one after the other, as the kernel computes them."""
+
+    n_terms: np.ndarray  # int64 (d,)
+    values: np.ndarray  # uint64: every page's set, sorted and unique, one after the other
+    sizes: np.ndarray  # int64 (d,): each set's size (0 for a page without terms)
+
+    @property
+    def present(self) -> np.ndarray:
+        """bool (d,): the pages with terms (and so with shingles)."""
+        return self.n_terms > 0
+
+    def sets(self) -> list[np.ndarray]:
+        """Each page's set (a view)."""
+        return np.split(self.values, np.cumsum(self.sizes)[:-1]) if self.sizes.shape[0] else []
+
+
+def shingle_batch(hashes: np.ndarray, counts: np.ndarray, k: int, wrap: bool) -> ShingleBatch:
+    """The shingle sets of a batch given by its term hashes one after the other and terms per page."""
+    values, sizes = batch_shingles(hashes, counts, k, wrap=wrap)
+    return ShingleBatch(np.asarray(counts, dtype=np.int64), values, sizes)
+
+
+def _joined(pages: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    counts = np.fromiter(map(len, pages), dtype=np.int64, count=len(pages))
+    return np.concatenate([np.empty(0, dtype=np.uint64), *pages]), counts
 
 
 def fingerprint_batch_arrays(pages: list[np.ndarray], k: int, wrap: bool, n_pieces: int
                              ) -> list[tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray | None]]:
     """``fingerprint_hash_arrays`` of every page of a batch (equal, tested), the min-hashes of all
     pages from shared blocks (``batch_minvalues``)."""
-    sets = [shingles(h, k, wrap=wrap) for h in pages]
-    present, minvals = _batch_minvalues(sets)
+    batch = shingle_batch(*_joined(pages), k, wrap)
+    present = np.flatnonzero(batch.present)
+    minvals = batch_minvalues(batch.values, batch.sizes[present])
     supers: list[np.ndarray | None] = [None] * len(pages)
     for i, row in zip(present.tolist(), supershingles_of(minvals), strict=True):
         supers[i] = row
@@ -102,15 +122,23 @@ def fingerprint_batch_arrays(pages: list[np.ndarray], k: int, wrap: bool, n_piec
     return out
 
 
+def lsh_batch(hashes: np.ndarray, counts: np.ndarray, k: int, wrap: bool, bands: int,
+              rows: int) -> tuple[ShingleBatch, np.ndarray]:
+    """The shingle sets of a batch (term hashes one after the other, terms per page) and the band
+    keys of its pages with terms, uint64 (pages with terms, bands): all min-hashes from shared
+    blocks (``batch_minvalues``)."""
+    batch = shingle_batch(hashes, counts, k, wrap)
+    seeds, multipliers, band_seeds = selectors(bands, rows)
+    minvals = batch_minvalues(batch.values, batch.sizes[batch.present], seeds, multipliers)
+    return batch, runs_of(minvals, bands, band_seeds)
+
+
 def lsh_batch_arrays(pages: list[np.ndarray], k: int, wrap: bool, bands: int,
                      rows: int) -> list[tuple[int, np.ndarray | None, np.ndarray | None]]:
-    """``lsh_hash_arrays`` of every page of a batch (equal, tested), the min-hashes of all pages
-    from shared blocks (``batch_minvalues``)."""
-    sets = [shingles(h, k, wrap=wrap) for h in pages]
-    seeds, multipliers, band_seeds = selectors(bands, rows)
-    present, minvals = _batch_minvalues(sets, seeds, multipliers)
-    keys: list[np.ndarray | None] = [None] * len(pages)
-    for i, row in zip(present.tolist(), runs_of(minvals, bands, band_seeds), strict=True):
-        keys[i] = row
-    return [(int(h.shape[0]), s, key) if h.shape[0] else (0, None, None)
-            for h, s, key in zip(pages, sets, keys, strict=True)]
+    """``lsh_hash_arrays`` of every page of a batch (equal, tested), from ``lsh_batch``."""
+    batch, keys = lsh_batch(*_joined(pages), k, wrap, bands, rows)
+    out: list[tuple[int, np.ndarray | None, np.ndarray | None]] = []
+    next_key = iter(keys)
+    for n, s in zip(batch.n_terms.tolist(), batch.sets(), strict=True):
+        out.append((n, s, next(next_key)) if n else (0, None, None))
+    return out

@@ -18,12 +18,11 @@ from quiltdetect.neardup.chain import (
     kept_stage,
     kept_state,
     pairs_stage,
-    small,
     start_chain,
     write_pair_state,
 )
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.pairs import pair_columns
+from quiltdetect.neardup.pairs import pair_columns, small
 
 
 def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:

@@ -16,20 +16,24 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from quiltdetect.common.caching import SPILL, keep
+from quiltdetect.common.caching import SPILL, cut, keep, release
 from quiltdetect.documents.urls import site_of
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.fingerprints import fingerprint_batch_arrays, lsh_batch_arrays
+from quiltdetect.neardup.fingerprints import fingerprint_batch_arrays, lsh_batch
 from quiltdetect.neardup.simhash import n_pieces
-from quiltdetect.neardup.tokens import batch_page_term_hashes
+from quiltdetect.neardup.tokens import batch_page_term_hashes, batch_term_hashes
 
 FINGERPRINT_SCHEMA = ("doc_key long, site string, n_terms int, supershingles array<long>, "
                       "simhash array<long>, pieces array<long>")
-LSH_SCHEMA = "doc_key long, site string, n_terms int, shingles array<long>, bands array<long>"
+# lsh: the shingle set as its uint64 values' bytes (little-endian, sorted as unsigned): one value
+# per page for Parquet and Arrow (as array<long>, every value was a list element to encode, and
+# Spark's array_intersect verified a pair in ~0.1 ms); ``shingle_sets`` reads it back.
+LSH_SCHEMA = "doc_key long, site string, n_terms int, shingles binary, bands array<long>"
 # The columns of pairs/ (besides the two documents) per algorithm.
 PAIR_COLUMNS = {"lsh": ("resemblance", "containment", "same_site")}
 HENZINGER_COLUMNS = ("b_similarity", "c_similarity", "same_site")
@@ -51,6 +55,32 @@ def long_lists(arrays: list[np.ndarray | None]) -> pa.Array:
     nulls = np.fromiter((x is None for x in arrays), dtype=bool, count=len(arrays))
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values),
                                     mask=pa.array(nulls) if nulls.any() else None)
+
+
+def packed_sets(values: np.ndarray, sizes: np.ndarray, present: np.ndarray) -> pa.Array:
+    """An Arrow binary column of uint64 sets given one after the other (``sizes`` each): each set
+    its values' little-endian bytes, null where not ``present``. No Python object per set."""
+    offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(sizes * 8, out=offsets[1:])
+    small = offsets[-1] < 2**31  # binary's int32 offsets; else large_binary (a batch of huge pages)
+    kind = pa.binary() if small else pa.large_binary()
+    validity = None if present.all() else pa.array(present).buffers()[1]
+    return pa.Array.from_buffers(kind, sizes.shape[0], [validity, pa.py_buffer(offsets.astype(np.int32) if small else offsets),
+                                                        pa.py_buffer(np.ascontiguousarray(values, dtype="<u8"))],
+                                 null_count=int((~present).sum()))
+
+
+def shingle_sets(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(every set's values one after the other, uint64; where each starts, int64 (n + 1,)) of a
+    ``packed_sets`` column, a null as an empty set."""
+    if column.null_count:
+        column = column.fill_null(b"")
+    wide = pa.types.is_large_binary(column.type)
+    offsets = np.frombuffer(column.buffers()[1], dtype=np.int64 if wide else np.int32)
+    offsets = offsets[column.offset:column.offset + len(column) + 1].astype(np.int64)
+    data = column.buffers()[2]
+    values = np.frombuffer(data, dtype="<u8") if data is not None and data.size else np.empty(0, dtype="<u8")
+    return values.view(np.uint64), offsets // 8
 
 
 def _page_columns(batch: pa.RecordBatch) -> tuple[list, list, list]:
@@ -87,11 +117,15 @@ def lsh_fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
 
     def batches(source: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in source:
-            out = lsh_batch_arrays(batch_page_term_hashes(*_page_columns(batch)), k, wrap, bands, rows)
-            n_terms, sets, keys = zip(*out, strict=True) if out else ((), (), ())
+            sets, keys = lsh_batch(*batch_term_hashes(*_page_columns(batch)), k, wrap, bands, rows)
+            present = sets.present
+            offsets = np.zeros(present.shape[0] + 1, dtype=np.int32)
+            np.cumsum(present * np.int32(bands), out=offsets[1:])
+            band_keys = pa.ListArray.from_arrays(pa.array(offsets), pa.array(keys.ravel().view(np.int64)),
+                                                 mask=pa.array(~present) if not present.all() else None)
             yield pa.RecordBatch.from_arrays(
-                [batch.column(0).cast(pa.int64()), _sites(batch), pa.array(n_terms, pa.int32()),
-                 long_lists(list(sets)), long_lists(list(keys))],
+                [batch.column(0).cast(pa.int64()), _sites(batch), pa.array(sets.n_terms, pa.int32()),
+                 packed_sets(sets.values, sets.sizes, present), band_keys],
                 names=["doc_key", "site", "n_terms", "shingles", "bands"])
 
     return docs.select("doc_key", "url", "host", "text", "images").mapInArrow(batches, LSH_SCHEMA)
@@ -107,18 +141,24 @@ def same_bucket(x: str, y: str) -> Column:
 
 def bucket_members(features: DataFrame) -> DataFrame:
     """The rows of every bucket of two or more pages, with the bucket's size and root (its
-    smallest doc_key): (doc_key, idx, value, size, root), persisted (the caller releases it),
-    from (doc_key, idx, value) rows hashed on value.
+    smallest doc_key): (doc_key, idx, value, size, root), persisted at once (the caller releases
+    it: the pairs' self-join and the stars read it three times, which Spark would otherwise
+    compute three times over, side by side), from (doc_key, idx, value) rows hashed on value.
 
-    A window sizes the buckets (not an aggregate joined back), and it and the pairs' self-join
-    on the bucket (``bucket_pairs``) run on the rows' partitioning without a shuffle. The value
-    comes first in the window's key: its sort then compares on a prefix that tells rows apart
-    (idx first, with its few distinct values, made the sort compare whole rows: docs/neardup.md).
+    Most rows are alone in their bucket: first the values that two or more rows share are found
+    by a hash aggregate and the other rows dropped by a hash join, both on the rows' partitioning
+    (no shuffle, no sort of every row). A window then sizes the buckets of the rows left (not
+    an aggregate joined back), and it and the pairs' self-join on the bucket (``bucket_pairs``)
+    run on that partitioning too. The value comes first in the window's key: its sort then
+    compares on a prefix that tells rows apart (idx first, with its few distinct values, made
+    the sort compare whole rows: docs/neardup.md).
     """
+    shared = features.groupBy("value").count().where(F.col("count") > 1).select("value")
+    rows = features.join(shared.hint("shuffle_hash"), on="value", how="left_semi")
     bucket = Window.partitionBy("value", "idx")
-    return keep(features.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
-                                F.min("doc_key").over(bucket).alias("root"))
-                .where(F.col("size") > 1), SPILL)
+    return cut(rows.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
+                           F.min("doc_key").over(bucket).alias("root"))
+               .where(F.col("size") > 1), SPILL)
 
 
 def bucket_pairs(members: DataFrame, cap: int, *, order: str = "doc_key", root: str = "root",
@@ -183,21 +223,81 @@ def verify(candidates: DataFrame, fps: DataFrame) -> DataFrame:
     )
 
 
-def verify_lsh(candidates: DataFrame, fps: DataFrame) -> DataFrame:
-    """(a, b, resemblance, containment, same_site) of candidate pairs, exact on the shingle sets.
+VERIFIED_LSH = "a long, b long, resemblance double, containment double, same_site boolean"
 
-    Both are a double division of integer counts, as ``lsh.resemblance_containment`` computes.
-    """
+
+def verify_lsh(candidates: DataFrame, fps: DataFrame) -> DataFrame:
+    """(a, b, resemblance, containment, same_site) of candidate pairs, exact on the shingle sets:
+    both pages' packed sets joined to the pair, their intersection counted in numpy
+    (``intersection_sizes``: the sets are sorted), the measures as ``lsh.resemblance_containment``
+    computes them (a double division of integer counts, so the two agree to the last bit)."""
     left = fps.select(F.col("doc_key").alias("a"), F.col("site").alias("site_a"), F.col("shingles").alias("s_a"))
     right = fps.select(F.col("doc_key").alias("b"), F.col("site").alias("site_b"), F.col("shingles").alias("s_b"))
-    common = F.size(F.array_intersect("s_a", "s_b")).cast("double")
-    n_a, n_b = F.size("s_a").cast("double"), F.size("s_b").cast("double")
-    return candidates.join(left, on="a").join(right, on="b").select(
-        "a", "b",
-        (common / (n_a + n_b - common)).alias("resemblance"),
-        (common / F.least(n_a, n_b)).alias("containment"),
-        ((F.col("site_a") == F.col("site_b")) & (F.col("site_a") != "")).alias("same_site"),
-    )
+    joined = candidates.join(left, on="a").join(right, on="b").select("a", "b", "site_a", "site_b", "s_a", "s_b")
+    return joined.mapInArrow(_verified_batches, VERIFIED_LSH)
+
+
+def intersection_sizes(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """|A_i ∩ B_i| for each row i of two columns of sorted, duplicate-free sets, each given as
+    (values one after the other, where each set starts: ``shingle_sets``). Each row is one
+    ``searchsorted`` of the smaller set in the larger."""
+    (va, oa), (vb, ob) = a, b
+    out = np.zeros(oa.shape[0] - 1, dtype=np.int64)
+    for i, (a0, a1, b0, b1) in enumerate(zip(oa[:-1].tolist(), oa[1:].tolist(), ob[:-1].tolist(), ob[1:].tolist(),
+                                             strict=True)):
+        x, y = va[a0:a1], vb[b0:b1]
+        if x.shape[0] > y.shape[0]:
+            x, y = y, x
+        if x.shape[0] == 0:
+            continue
+        at = np.searchsorted(y, x)
+        at[at == y.shape[0]] = 0
+        out[i] = int(np.count_nonzero(y[at] == x))
+    return out
+
+
+def _verified_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        sa, sb = shingle_sets(batch.column(4)), shingle_sets(batch.column(5))
+        common = intersection_sizes(sa, sb).astype(np.float64)
+        n_a, n_b = np.diff(sa[1]).astype(np.float64), np.diff(sb[1]).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            resemblance, containment = common / (n_a + n_b - common), common / np.minimum(n_a, n_b)
+        site_a, site_b = batch.column(2), batch.column(3)
+        same_site = pc.and_(pc.equal(site_a, site_b), pc.not_equal(site_a, ""))
+        yield pa.RecordBatch.from_arrays([batch.column(0), batch.column(1), pa.array(resemblance), pa.array(containment),
+                                          same_site], names=["a", "b", "resemblance", "containment", "same_site"])
+
+
+# The rows of a few pages (those a run verifies, names or decides) are picked out of a table of
+# every page by a broadcast join up to this many pages, by a shuffle above.
+BROADCAST_PAGES = 1_000_000
+
+
+def rows_of(table: DataFrame, keys: DataFrame) -> tuple[DataFrame, int]:
+    """The rows of ``table`` whose doc_key is in ``keys`` (doc_key), persisted, and how many
+    pages were asked for: picked by a broadcast join when at most ``BROADCAST_PAGES`` (the table
+    is then only scanned), else by a shuffle. Joins with the result may broadcast it alike
+    (``small``)."""
+    wanted = cut(keys.distinct(), SPILL)
+    n = wanted.count()
+    rows = cut(table.join(small(wanted, n), on="doc_key", how="left_semi"), SPILL)
+    release(wanted)
+    return rows, n
+
+
+def small(frame: DataFrame, n: int) -> DataFrame:
+    """``frame`` (of about ``n`` pages' rows) marked for a broadcast join when n is at most
+    ``BROADCAST_PAGES``."""
+    return F.broadcast(frame) if n <= BROADCAST_PAGES else frame
+
+
+def candidate_pages(candidates: dict[str, DataFrame], fps: DataFrame) -> DataFrame:
+    """The fingerprints of the pages at either end of a candidate pair of any family, persisted
+    (``rows_of``; the caller releases them): what the verification joins to each pair, so that
+    only these pages' shingle sets, not every page's, are shuffled to their pairs."""
+    ends = [c.select(F.col(end).alias("doc_key")) for c in candidates.values() for end in ("a", "b")]
+    return rows_of(fps, reduce(DataFrame.unionByName, ends))[0]
 
 
 # The bucket families of each algorithm: (name in counts and state, fingerprint column).
@@ -219,12 +319,13 @@ def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, A
     for name, column in FAMILIES[cfg.algorithm]:
         members = bucket_members(bucket_rows(fps, column).repartition("value"))
         shared.append(members)
-        candidates[name] = bucket_pairs(members, cfg.bucket_cap)
+        candidates[name] = cut(bucket_pairs(members, cfg.bucket_cap), SPILL)
         count_buckets(members, cfg.bucket_cap, counts, name)
-    pairs = keep(decided_pairs(candidates, fps, cfg), SPILL)
+    pages = candidate_pages(candidates, fps)
+    pairs = keep(decided_pairs(candidates, pages, cfg), SPILL)
     counts["pairs"] = pairs.count()
-    for rows in shared:
-        rows.unpersist()
+    for frame in [pages, *candidates.values(), *shared]:
+        release(frame)
     return pairs
 
 

@@ -63,17 +63,22 @@ def batch_minvalues(values: np.ndarray, counts: np.ndarray, seeds: np.ndarray = 
     offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     out = np.empty((counts.shape[0], seeds.shape[0]), dtype=np.uint64)
+    # one block's hashes, written in place: allocating each block anew cost as much as the hashing
+    block = np.empty((seeds.shape[0], min(BATCH_BLOCK, int(offsets[-1]))), dtype=np.uint64)
+    seeds, multipliers = seeds[:, None], multipliers[:, None]
     d = 0
     with np.errstate(over="ignore"):
         while d < counts.shape[0]:
             if counts[d] > BATCH_BLOCK:
-                out[d] = minvalues(values[offsets[d] : offsets[d + 1]], seeds, multipliers)
+                out[d] = minvalues(values[offsets[d] : offsets[d + 1]], seeds[:, 0], multipliers[:, 0])
                 d += 1
                 continue
             # the sets d..e-1 fit in one block of at most BATCH_BLOCK values
             e = max(d + 1, int(np.searchsorted(offsets, offsets[d] + BATCH_BLOCK, side="right")) - 1)
-            block = (values[None, offsets[d] : offsets[e]] ^ seeds[:, None]) * multipliers[:, None]
-            out[d:e] = np.minimum.reduceat(block, offsets[d:e] - offsets[d], axis=1).T
+            hashed = block[:, : offsets[e] - offsets[d]]
+            np.bitwise_xor(values[None, offsets[d] : offsets[e]], seeds, out=hashed)
+            np.multiply(hashed, multipliers, out=hashed)
+            out[d:e] = np.minimum.reduceat(hashed, offsets[d:e] - offsets[d], axis=1).T
             d = e
     return out
 

@@ -80,19 +80,30 @@ def page_terms(text: str | None, url: str | None = None, images: Iterable[str] |
     return text_terms(text) + image_terms(url, images)
 
 
-def batch_page_term_hashes(texts: Sequence[str | None], urls: Sequence[str | None],
-                           images: Sequence[Iterable[str] | None]) -> list[np.ndarray]:
-    """``term_hashes(page_terms(...))`` of every page of a batch (tested equal). The texts that
-    write no URL, nearly all, are tokenised and hashed at once (``batch_word_hashes``)."""
+def batch_term_hashes(texts: Sequence[str | None], urls: Sequence[str | None],
+                      images: Sequence[Iterable[str] | None]) -> tuple[np.ndarray, np.ndarray]:
+    """``term_hashes(page_terms(...))`` of every page of a batch, one after the other (uint64),
+    and terms per page (int64): tested equal. The texts that write no URL, nearly all, are
+    tokenised and hashed at once (``batch_word_hashes``); only a page that writes a URL or has
+    images is taken apart."""
     if not texts:
-        return []
+        return np.empty(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
     plain = [None if t is None or _writes_url(t) else t for t in texts]
     hashes, counts = batch_word_hashes(plain)
-    ends = np.cumsum(counts)
-    out = []
-    for j, text_hashes in enumerate(np.split(hashes, ends[:-1])):
-        if texts[j] is not None and plain[j] is None:  # the text writes a URL
-            text_hashes = term_hashes(text_terms(texts[j]))
+    odd = [j for j, t in enumerate(texts) if (t is not None and plain[j] is None) or images[j]]
+    if not odd:
+        return hashes, counts
+    pages = np.split(hashes, np.cumsum(counts)[:-1])
+    for j in odd:
+        text_hashes = term_hashes(text_terms(texts[j])) if texts[j] is not None and plain[j] is None else pages[j]
         extra = image_terms(urls[j], images[j])
-        out.append(np.concatenate([text_hashes, term_hashes(extra)]) if extra else text_hashes)
-    return out
+        pages[j] = np.concatenate([text_hashes, term_hashes(extra)]) if extra else text_hashes
+    counts = np.fromiter(map(len, pages), dtype=np.int64, count=len(pages))
+    return np.concatenate(pages), counts
+
+
+def batch_page_term_hashes(texts: Sequence[str | None], urls: Sequence[str | None],
+                           images: Sequence[Iterable[str] | None]) -> list[np.ndarray]:
+    """``batch_term_hashes`` page by page: each page's term hashes."""
+    hashes, counts = batch_term_hashes(texts, urls, images)
+    return np.split(hashes, np.cumsum(counts)[:-1]) if len(texts) else []
