@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from quiltdetect.documents.keys import (
     TREE_MAX_BOUNDS,
     doc_id_ranges,
+    in_key_ranges,
     numbered_documents,
     partition_values,
     range_bounds,
@@ -162,3 +163,23 @@ def test_no_documents_and_one_range(spark):
     ranges = doc_id_ranges(empty, 0, 0)
     assert ranges.bounds == [] and ranges.documents == 0
     assert numbered_documents(empty, ranges, [*COLUMNS, "doc_key"]).count() == 0
+
+
+@pytest.mark.parametrize("first", [0, 1000])
+def test_in_key_ranges_sort_dense_keys_into_range_partitions_without_a_sample(spark, first):
+    """kept/'s order (neardup): rows of dense doc_keys, some left out, shuffled once into equal
+    key ranges, range r in partition r, sorted within: the partitions read one after the other
+    are in key order, and the same rows land in the same partitions however the input was
+    partitioned."""
+    n = 97
+    keys = [first + k for k in range(n) if k % 7 != 3]  # the dropped pages left out
+    rng = random.Random(first)
+    shuffled = keys[:]
+    rng.shuffle(shuffled)
+    for parts in (1, 3, 8):
+        frame = spark.createDataFrame([(k, f"t{k}") for k in shuffled], "doc_key long, text string").repartition(parts)
+        got = in_key_ranges(frame, first, n, 4).rdd.glom().collect()
+        assert [[r["doc_key"] for r in part] for part in got] == [
+            [k for k in keys if (k - first) * 4 // n == r] for r in range(4)]
+    one = in_key_ranges(spark.createDataFrame([(first, "a")], "doc_key long, text string"), first, 1, 4)
+    assert one.rdd.getNumPartitions() == 1 and [r["doc_key"] for r in one.collect()] == [first]

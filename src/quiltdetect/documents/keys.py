@@ -180,3 +180,17 @@ def numbered_documents(candidates: DataFrame, ranges: Ranges, columns: list[str]
     numbered = kept.withColumn("doc_key", (first + F.row_number().over(number) - 1).cast("long"))
     return numbered.select(*[F.col(c) if c == "doc_id" else F.when(known, F.col(c)).alias(c) for c in columns])
 
+
+
+def in_key_ranges(frame: DataFrame, first_key: int, n_keys: int, n_ranges: int) -> DataFrame:
+    """``frame`` (rows of documents keyed ``first_key`` .. ``first_key + n_keys - 1``, some
+    perhaps left out) sorted by doc_key in ``n_ranges`` partitions of about equal key ranges,
+    range r in partition r: written, part files in doc_key order. Keys are dense, so the ranges
+    need no sample (``orderBy``'s range partitioning reads every row once more to sample it):
+    the rows are shuffled once, by ``partition_values``, and sorted within their partition."""
+    n_ranges = max(1, min(n_ranges, n_keys))
+    target = F.element_at(F.array(*[F.lit(v) for v in partition_values(n_ranges)]),
+                          ((F.col("doc_key") - F.lit(first_key)) * F.lit(n_ranges) / F.lit(max(n_keys, 1)))
+                          .cast("int") + 1)
+    return (frame.withColumn("_p", target).repartition(n_ranges, "_p").sortWithinPartitions("doc_key")
+            .drop("_p"))

@@ -47,6 +47,7 @@ The settings that decide the stored fingerprints and pairs must be the previous 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
@@ -55,10 +56,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from quiltdetect.common import fs
 from quiltdetect.common.caching import SPILL, cut, keep, release
 from quiltdetect.common.finished import FinishedRun
 from quiltdetect.common.folder import read_bucketed, read_parquet
 from quiltdetect.common.layout import work_table
+from quiltdetect.common.shuffle import ADVISORY_SIZE, size_in_bytes
+from quiltdetect.documents.keys import in_key_ranges
 from quiltdetect.documents.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import JobRun
 from quiltdetect.neardup.clusters import connected_components
@@ -502,7 +506,7 @@ def kept_stage(run: JobRun, chain: Chain, pairs: DataFrame, clusters: DataFrame,
         dropped = keep(dropped, SPILL) if previous is None else cut(dropped, SPILL)
         held.append(dropped)
         new_kept = beside_previous_result(run, chain, "kept", lambda name: out.write_rows(
-            kept_table(chain.new, dropped).orderBy("doc_key"), name, DOCS_WRITE_OPTIONS)[1])
+            kept_in_order(run, chain, dropped), name, DOCS_WRITE_OPTIONS)[1])
         rows = duplicate_of_table(small(pages, n), dropped, algorithm, kept_run(F.col("keeper"), chain.runs))
         new_dropped = beside_previous_result(run, chain, "duplicate_of", lambda name: out.write_rows(
             rows.orderBy("doc_id"), name)[1])
@@ -518,6 +522,18 @@ def kept_stage(run: JobRun, chain: Chain, pairs: DataFrame, clusters: DataFrame,
         write_state(run, chain.runs, chain.spark_buckets)
         for frame in held:
             release(frame)
+
+
+def kept_in_order(run: JobRun, chain: Chain, dropped: DataFrame) -> DataFrame:
+    """kept/'s rows of this step: its new documents without the ``dropped`` pages, in doc_key
+    order, cut into key ranges of about the advisory partition size of the new documents'
+    stored bytes, as the sort before did (``keys.in_key_ranges``: without its sample of every
+    row, and the same files for any partitioning)."""
+    files = chain.new.inputFiles()
+    stored = sum(fs.status(run.spark, f)[0] for f in files)
+    advisory = size_in_bytes(str(run.spark.conf.get(ADVISORY_SIZE, "64m")))
+    return in_key_ranges(kept_table(chain.new, dropped.select("doc_key")), chain.n_old, chain.new.count(),
+                         max(1, math.ceil(stored / advisory)))
 
 
 def beside_previous_result(run: JobRun, chain: Chain, name: str, write: Callable[[str], int]) -> int:
