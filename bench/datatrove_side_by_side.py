@@ -24,6 +24,7 @@ datatrove is never a dependency of quiltdetect: it runs in its own interpreter
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
@@ -99,8 +100,6 @@ def quiltdetect_dropped(out: Path) -> set[str]:
 def datatrove_dropped(work: Path) -> set[str]:
     ids: set[str] = set()
     for path in sorted((work / "removed").glob("*.jsonl*")):
-        import gzip
-
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rt") as lines:
             ids.update(json.loads(line)["id"] for line in lines)
