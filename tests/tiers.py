@@ -56,6 +56,8 @@ EXTENDED: dict[str, str] = {
         "budget 25; the fast tier 3",
     "test_ingest_keys.py::test_numbered_documents_equal_the_sorted_then_counted_keys[2]": "seeds 2 and 3; the fast tier seed 1",
     "test_ingest_keys.py::test_numbered_documents_equal_the_sorted_then_counted_keys[3]": "",
+    "test_ingest_keys.py::test_in_key_ranges_sort_dense_keys_into_range_partitions_without_a_sample[1000]":
+        "keys from 1000 (an update's segment); the fast tier runs keys from 0",
     "test_kernel_buckets.py::test_cover_by_rank_breaks_ties_by_rank_and_answers_in_keys":
         "two Spark jobs per example; the fast tier keeps the tie test beside it",
     # the same bytes under other partitionings (PARTITIONINGS, JOB_PARTITIONINGS below)

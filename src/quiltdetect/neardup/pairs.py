@@ -231,8 +231,11 @@ def verify_lsh(candidates: DataFrame, fps: DataFrame) -> DataFrame:
     both pages' packed sets joined to the pair, their intersection counted in numpy
     (``intersection_sizes``: the sets are sorted), the measures as ``lsh.resemblance_containment``
     computes them (a double division of integer counts, so the two agree to the last bit)."""
-    left = fps.select(F.col("doc_key").alias("a"), F.col("site").alias("site_a"), F.col("shingles").alias("s_a"))
-    right = fps.select(F.col("doc_key").alias("b"), F.col("site").alias("site_b"), F.col("shingles").alias("s_b"))
+    # hashed, not sorted: a sort-merge join would sort the rows that carry the sets on each side
+    left = fps.select(F.col("doc_key").alias("a"), F.col("site").alias("site_a"),
+                      F.col("shingles").alias("s_a")).hint("shuffle_hash")
+    right = fps.select(F.col("doc_key").alias("b"), F.col("site").alias("site_b"),
+                       F.col("shingles").alias("s_b")).hint("shuffle_hash")
     joined = candidates.join(left, on="a").join(right, on="b").select("a", "b", "site_a", "site_b", "s_a", "s_b")
     return joined.mapInArrow(_verified_batches, VERIFIED_LSH)
 
