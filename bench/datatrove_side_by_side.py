@@ -16,7 +16,9 @@ datatrove's ``--tasks`` tasks has its share) and run with shipped defaults on th
   ``--workers`` workers (the buckets stage one task per bucket, the cluster stage one task).
 
 Each command is timed whole (wall clock, a fresh process), the two alternating ``--repeat``
-times; the figures are the medians and their ratio. The pages each drops are compared by id.
+times; the figures are the medians and their ratio. The pages each drops are compared by id,
+and datatrove's with every page of quiltdetect's clusters (the two keep different members of a
+cluster: quiltdetect the earliest crawled, datatrove its own pick).
 datatrove is never a dependency of quiltdetect: it runs in its own interpreter
 (``--datatrove-python``).
 """
@@ -97,6 +99,15 @@ def quiltdetect_dropped(out: Path) -> set[str]:
     return set(table.column("doc_id").to_pylist())
 
 
+def quiltdetect_clustered(out: Path) -> set[str]:
+    """Every page of a near-duplicate cluster of quiltdetect's (the kept ones too): a page
+    datatrove removes is one of them when both tools see it as a near-duplicate, whichever of
+    its cluster each keeps."""
+    table = pq.ParquetDataset([str(p) for p in sorted((out / "clusters").glob("*.parquet"))]).read(
+        columns=["doc_id"])
+    return set(table.column("doc_id").to_pylist())
+
+
 def datatrove_dropped(work: Path) -> set[str]:
     ids: set[str] = set()
     for path in sorted((work / "removed").glob("*.jsonl*")):
@@ -149,7 +160,8 @@ def main() -> None:
         "seconds": runs,
         "median_seconds": medians,
         "ratio_quiltdetect_to_datatrove": round(medians["quiltdetect"] / medians["datatrove"], 4),
-        "dropped": {"quiltdetect": len(ours), "datatrove": len(theirs), "both": len(ours & theirs)},
+        "dropped": {"quiltdetect": len(ours), "datatrove": len(theirs), "both": len(ours & theirs),
+                    "datatrove_in_a_quiltdetect_cluster": len(theirs & quiltdetect_clustered(work / "quiltdetect"))},
     }
     print(json.dumps(result, indent=2))
     if args.out:

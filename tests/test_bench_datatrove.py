@@ -32,6 +32,9 @@ def test_each_tools_dropped_pages_are_read_by_id(tmp_path):
     (out / "duplicate_of").mkdir(parents=True)
     pq.write_table(pa.table({"doc_id": ["a", "b"], "duplicate_of": ["c", "c"]}), out / "duplicate_of" / "part-0.parquet")
     assert side_by_side.quiltdetect_dropped(out) == {"a", "b"}
+    (out / "clusters").mkdir()
+    pq.write_table(pa.table({"doc_id": ["a", "b", "c"], "cluster_id": ["a", "a", "a"]}), out / "clusters" / "part-0.parquet")
+    assert side_by_side.quiltdetect_clustered(out) == {"a", "b", "c"}
     removed = tmp_path / "datatrove" / "removed"
     removed.mkdir(parents=True)
     with gzip.open(removed / "00000.jsonl.gz", "wt") as f:

@@ -32,7 +32,7 @@ FINGERPRINT_SCHEMA = ("doc_key long, site string, n_terms int, supershingles arr
                       "simhash array<long>, pieces array<long>")
 # lsh: the shingle set as its uint64 values' bytes (little-endian, sorted as unsigned): one value
 # per page for Parquet and Arrow (as array<long>, every value was a list element to encode, and
-# Spark's array_intersect verified a pair in ~0.1 ms); ``shingle_sets`` reads it back.
+# Spark's array_intersect verified a pair slowly: docs/neardup.md); ``shingle_sets`` reads it back.
 LSH_SCHEMA = "doc_key long, site string, n_terms int, shingles binary, bands array<long>"
 # The columns of pairs/ (besides the two documents) per algorithm.
 PAIR_COLUMNS = {"lsh": ("resemblance", "containment", "same_site")}
