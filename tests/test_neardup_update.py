@@ -19,6 +19,7 @@ from quiltdetect import find_near_duplicates
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.layout import COMPLETE
 from quiltdetect.neardup import chain
+from quiltdetect.neardup import pairs as bucket_rule
 from quiltdetect.neardup.config import PRESETS, NearDupConfig
 from quiltdetect.neardup.decisions import similarity_columns
 from quiltdetect.neardup.job import NearDupJob
@@ -118,7 +119,7 @@ def test_a_chain_in_crawl_order_equals_a_fresh_run_over_the_union(spark, tmp_pat
     ``BROADCAST_PAGES``), its bucket rows met by a sort-merge join (past ``HASH_JOIN_ROWS``)."""
     n = 2 if not settings else 3
     if settings:
-        monkeypatch.setattr(chain, "BROADCAST_PAGES", -1)
+        monkeypatch.setattr(bucket_rule, "BROADCAST_PAGES", -1)
         monkeypatch.setattr(chain, "HASH_JOIN_ROWS", -1)
     segments, docs = crawl_ordered(zlib.crc32(repr(sorted(settings.items())).encode()), 6, n)
     check_chain(spark, tmp_path, settings, segments)
