@@ -74,13 +74,17 @@ def test_image_terms_follow_the_host_rule():
     st.one_of(st.none(), st.lists(st.sampled_from(["/img/a.png", "http://site.org/logo.gif", "http://cdn.com/x.jpg", ""]),
                                   max_size=3))), max_size=8))
 def test_batch_page_term_hashes_equal_one_page_at_a_time(pages):
+    import pyarrow as pa
+
     from quiltdetect.neardup.tokens import batch_page_term_hashes, page_terms, term_hashes
 
     texts, urls, images = (list(c) for c in zip(*pages, strict=True)) if pages else ([], [], [])
-    got = batch_page_term_hashes(texts, urls, images)
-    assert len(got) == len(pages)
-    for h, (text, url, imgs) in zip(got, pages, strict=True):
-        assert h.tolist() == term_hashes(page_terms(text, url, imgs)).tolist()
+    # as a list, and as the Arrow column a Spark batch gives
+    for given in (texts, pa.array(texts, pa.string())):
+        got = batch_page_term_hashes(given, urls, images)
+        assert len(got) == len(pages)
+        for h, (text, url, imgs) in zip(got, pages, strict=True):
+            assert h.tolist() == term_hashes(page_terms(text, url, imgs)).tolist()
 
 
 def test_shingles_window_and_wrap():

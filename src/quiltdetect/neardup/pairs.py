@@ -83,9 +83,10 @@ def shingle_sets(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return values.view(np.uint64), offsets // 8
 
 
-def _page_columns(batch: pa.RecordBatch) -> tuple[list, list, list]:
-    """(texts, urls, image lists) of a batch of (doc_key, url, host, text, images) rows."""
-    return batch.column(3).to_pylist(), batch.column(1).to_pylist(), batch.column(4).to_pylist()
+def _page_columns(batch: pa.RecordBatch) -> tuple[pa.Array, list, list]:
+    """(texts as the batch's column, urls, image lists) of a batch of (doc_key, url, host, text,
+    images) rows (``tokens.batch_term_hashes``'s arguments)."""
+    return batch.column(3), batch.column(1).to_pylist(), batch.column(4).to_pylist()
 
 
 def _sites(batch: pa.RecordBatch) -> pa.Array:

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from quiltdetect.documents.urls import host_of
 from quiltdetect.kernel.unicode import normalise
@@ -37,6 +39,15 @@ _WRITES_URL_RE = re.compile(r"://|www\.", re.IGNORECASE)
 
 def _writes_url(text: str) -> bool:
     return _WRITES_URL_RE.search(text) is not None
+
+
+def writes_url_each(texts: Sequence[str | None] | pa.Array) -> np.ndarray:
+    """bool per text: whether it may write a URL (``_writes_url``; False for None), for a whole
+    batch in Arrow's compute kernels: Python's case-insensitive search read every text at a
+    seventh of the speed."""
+    column = texts if isinstance(texts, pa.Array) else pa.array(texts, pa.large_string())
+    found = pc.match_substring_regex(column, _WRITES_URL_RE.pattern, ignore_case=True)
+    return found.fill_null(False).to_numpy(zero_copy_only=False)
 
 
 def text_terms(text: str | None) -> list[str]:
@@ -80,29 +91,46 @@ def page_terms(text: str | None, url: str | None = None, images: Iterable[str] |
     return text_terms(text) + image_terms(url, images)
 
 
-def batch_term_hashes(texts: Sequence[str | None], urls: Sequence[str | None],
+def batch_term_hashes(texts: Sequence[str | None] | pa.Array, urls: Sequence[str | None],
                       images: Sequence[Iterable[str] | None]) -> tuple[np.ndarray, np.ndarray]:
     """``term_hashes(page_terms(...))`` of every page of a batch, one after the other (uint64),
-    and terms per page (int64): tested equal. The texts that write no URL, nearly all, are
-    tokenised and hashed at once (``batch_word_hashes``); only a page that writes a URL or has
-    images is taken apart."""
-    if not texts:
+    and terms per page (int64): tested equal. Every text is tokenised and hashed in one call
+    (``batch_word_hashes``): a text that writes a URL goes in as its pieces between the URLs,
+    whose terms (``url_terms``) are put back between them; image terms follow a page's text.
+    ``texts`` may be an Arrow string array (a batch's column: searched for URLs as it is)."""
+    if not len(texts):
         return np.empty(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-    plain = [None if t is None or _writes_url(t) else t for t in texts]
-    hashes, counts = batch_word_hashes(plain)
-    odd = [j for j, t in enumerate(texts) if (t is not None and plain[j] is None) or images[j]]
-    if not odd:
+    flagged = writes_url_each(texts)
+    if isinstance(texts, pa.Array):
+        texts = texts.to_pylist()
+    pieces = [None if f else t for t, f in zip(texts, flagged.tolist(), strict=True)]
+    parts: dict[int, list[int | np.ndarray]] = {}  # a URL page's pieces (their index) and URL terms, in order
+    for j in np.flatnonzero(flagged).tolist():
+        text, pos, order = texts[j], 0, []
+        for match in URL_IN_TEXT_RE.finditer(text):  # type: ignore[arg-type]
+            order += [len(pieces), term_hashes(url_terms(match.group(0)))]
+            pieces.append(text[pos:match.start()])  # type: ignore[index]
+            pos = match.end()
+        order.append(len(pieces))
+        pieces.append(text[pos:])  # type: ignore[index]
+        parts[j] = order
+    hashes, counts = batch_word_hashes(pieces)
+    with_images = [j for j, found in enumerate(images) if found]
+    if not parts and not with_images:
         return hashes, counts
-    pages = np.split(hashes, np.cumsum(counts)[:-1])
-    for j in odd:
-        text_hashes = term_hashes(text_terms(texts[j])) if texts[j] is not None and plain[j] is None else pages[j]
+    split = np.split(hashes, np.cumsum(counts)[:-1])
+    pages = split[:len(texts)]
+    for j, order in parts.items():
+        pages[j] = np.concatenate([split[p] if isinstance(p, int) else p for p in order])
+    for j in with_images:
         extra = image_terms(urls[j], images[j])
-        pages[j] = np.concatenate([text_hashes, term_hashes(extra)]) if extra else text_hashes
+        if extra:
+            pages[j] = np.concatenate([pages[j], term_hashes(extra)])
     counts = np.fromiter(map(len, pages), dtype=np.int64, count=len(pages))
     return np.concatenate(pages), counts
 
 
-def batch_page_term_hashes(texts: Sequence[str | None], urls: Sequence[str | None],
+def batch_page_term_hashes(texts: Sequence[str | None] | pa.Array, urls: Sequence[str | None],
                            images: Sequence[Iterable[str] | None]) -> list[np.ndarray]:
     """``batch_term_hashes`` page by page: each page's term hashes."""
     hashes, counts = batch_term_hashes(texts, urls, images)
