@@ -325,3 +325,20 @@ def test_the_numpy_path_equals_the_definition_on_long_runs_of_letters(batch):
     assert counts.tolist() == [len(words(t)) for t in batch]
     expected = np.concatenate([term_hashes(words(t)) for t in batch]) if batch else np.empty(0, np.uint64)
     assert np.array_equal(hashes, expected)
+
+
+def test_code_points_the_tables_skip_have_no_properties():
+    """The tables' loops visit only the code points Unicode lists (``unicode._assigned``): every
+    other one (unassigned, private use, surrogate) must case-fold, normalise and decompose to
+    itself with combining class 0, or a table would miss it."""
+    from quiltdetect.kernel import unicode
+
+    listed = np.zeros(unicode.FULL, dtype=bool)
+    listed[unicode._assigned(unicode.FULL)] = True
+    for p in np.flatnonzero(~listed).tolist():
+        c = chr(p)
+        assert c.casefold() == c and unicodedata.combining(c) == 0 and not unicodedata.decomposition(c), hex(p)
+        assert unicodedata.normalize("NFKC", c) == c, hex(p)
+    assert unicode.ignorable(unicode.FULL).tolist() == [
+        unicodedata.category(chr(p)) == "Cf" or bool(f) for p, f in enumerate(unicode._in(unicode._IGNORABLE_RANGES,
+                                                                                        unicode.FULL).tolist())]

@@ -173,17 +173,37 @@ def table_size(points: np.ndarray) -> int:
 
 
 @cache
+def _category_letters(size: int = FULL) -> np.ndarray:
+    """uint8 (size, 2): the general category of every code point below ``size`` (``Lu`` ...)."""
+    return np.frombuffer("".join(map(unicodedata.category, map(chr, range(size)))).encode("ascii"),
+                         dtype=np.uint8).reshape(size, 2)
+
+
+def _category_is(size: int, name: str) -> np.ndarray:
+    letters = _category_letters(size)
+    return (letters[:, 0] == ord(name[0])) & (letters[:, 1] == ord(name[1]))
+
+
+@cache
 def _categories(size: int = FULL) -> np.ndarray:
     """The general category's first letter of every code point below ``size``, as bytes."""
-    return np.frombuffer("".join(unicodedata.category(chr(p))[0] for p in range(size)).encode("ascii"),
-                         dtype=np.uint8)
+    return np.ascontiguousarray(_category_letters(size)[:, 0])
+
+
+@cache
+def _assigned(size: int = FULL) -> np.ndarray:
+    """int64: the code points below ``size`` that Unicode gives any property beyond the defaults:
+    all but the unassigned (Cn), private-use (Co) and surrogate (Cs) ones, which no mapping,
+    decomposition or combining class touches. The tables' loops over code points in Python
+    visit only these (about a seventh of them)."""
+    unlisted = _category_is(size, "Cn") | _category_is(size, "Co") | _category_is(size, "Cs")
+    return np.flatnonzero(~unlisted)
 
 
 @cache
 def ignorable(size: int = FULL) -> np.ndarray:
     """bool (size,): removed before anything else (every Cf, every default ignorable)."""
-    formats = np.fromiter((unicodedata.category(chr(p)) == "Cf" for p in range(size)), dtype=bool, count=size)
-    return formats | _in(_IGNORABLE_RANGES, size)
+    return _category_is(size, "Cf") | _in(_IGNORABLE_RANGES, size)
 
 
 @cache
@@ -242,7 +262,11 @@ def code_point_classes(size: int = FULL) -> np.ndarray:
 @cache
 def combining_classes(size: int = FULL) -> np.ndarray:
     """uint8 (size,): every code point's canonical combining class (0 for a starter)."""
-    return np.fromiter((unicodedata.combining(chr(p)) for p in range(size)), dtype=np.uint8, count=size)
+    classes = np.zeros(size, dtype=np.uint8)
+    listed = _assigned(size)
+    classes[listed] = np.fromiter(map(unicodedata.combining, map(chr, listed.tolist())), dtype=np.uint8,
+                                  count=listed.shape[0])
+    return classes
 
 
 @cache
@@ -256,7 +280,8 @@ def composes_with_previous(size: int = FULL) -> np.ndarray:
 @cache
 def _seconds_of_pairs() -> np.ndarray:
     seconds = np.zeros(FULL, dtype=bool)
-    for p in range(0xC0, FULL):
+    listed = _assigned(FULL)
+    for p in listed[listed >= 0xC0].tolist():
         parts = unicodedata.decomposition(chr(p)).split()
         if len(parts) == 2 and not parts[0].startswith("<"):
             first, second = (int(x, 16) for x in parts)
@@ -278,7 +303,8 @@ def needs_composing(size: int = FULL) -> np.ndarray:
     classes = code_point_classes(size)
     flagged = composes_with_previous(size) | _in(_JAMO_RANGES, size)
     word = classes != SEPARATOR
-    for p in (np.flatnonzero(~flagged[0x80:]) + 0x80).tolist():
+    listed = _assigned(size)
+    for p in listed[(listed >= 0x80) & ~flagged[listed]].tolist():
         c = chr(p)
         n = unicodedata.normalize("NFKC", c)
         if n != c and (word[p] or any(word[ord(x)] if ord(x) < size else True for x in n)):
@@ -300,7 +326,12 @@ def out_of_order(points: np.ndarray, follows: np.ndarray) -> np.ndarray:
 def needs_folding(size: int = FULL) -> np.ndarray:
     """bool (size,): whether case folding changes this code point (ASCII letters excepted:
     ``kernel.words`` lower-cases those in numpy)."""
-    return np.fromiter((p >= 0x80 and chr(p).casefold() != chr(p) for p in range(size)), dtype=bool, count=size)
+    folds = np.zeros(size, dtype=bool)
+    listed = _assigned(size)
+    listed = listed[listed >= 0x80]
+    folds[listed] = np.fromiter((chr(p).casefold() != chr(p) for p in listed.tolist()), dtype=bool,
+                                count=listed.shape[0])
+    return folds
 
 
 @cache
@@ -341,7 +372,8 @@ def joins_previous(size: int = FULL) -> np.ndarray:
     form starts with a combining mark, as half-width ``ﾞ``). A text cut before every other
     character normalises piece by piece to what it normalises to whole."""
     joins = (code_point_classes(size) == MARK) | ignorable(size) | _in(_JAMO_RANGES, size)
-    for p in (np.flatnonzero(~joins[0x80:]) + 0x80).tolist():
+    listed = _assigned(size)
+    for p in listed[(listed >= 0x80) & ~joins[listed]].tolist():
         n = unicodedata.normalize("NFKC", chr(p))
         if n and n != chr(p) and (unicodedata.combining(n[0]) or unicodedata.category(n[0]).startswith("M")):
             joins[p] = True
