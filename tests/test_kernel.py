@@ -194,3 +194,29 @@ def test_greedy_cover_equals_the_reference_loop(pairs, indexed):
     assert got == expected
     # every candidate gram ends up covered exactly once
     assert int(cover.covered.sum()) == len({g for _, g in pairs})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 60), st.integers(-5, 60)), max_size=80),
+       st.integers(0, 2**40))
+def test_components_of_equal_union_find(edges, offset):
+    """Every node's component named by its smallest node, as a union-find gives it, for graphs
+    with chains, cycles, self-loops and repeated edges (ids shifted to large values too)."""
+    from quiltdetect.kernel.components import components_of
+
+    edges = [(a + offset, b + offset) for a, b in edges]
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        parent[max(ra, rb)] = min(ra, rb)
+    v = np.array([a for a, _ in edges], dtype=np.int64)
+    u = np.array([b for _, b in edges], dtype=np.int64)
+    nodes, centres = components_of(v, u)
+    assert nodes.tolist() == sorted(parent)
+    assert dict(zip(nodes.tolist(), centres.tolist(), strict=True)) == {x: find(x) for x in parent}

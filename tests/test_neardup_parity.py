@@ -20,7 +20,7 @@ from tiers import budgets, examples
 
 from quiltdetect.common.config import merge_settings
 from quiltdetect.documents.urls import host_of
-from quiltdetect.neardup.clusters import connected_components
+from quiltdetect.neardup.clusters import ONE_TASK_EDGES, connected_components
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.decisions import crawl_order, dropped_pages, similarity_columns
 from quiltdetect.neardup.fingerprints import fingerprint_arrays, lsh_arrays
@@ -183,14 +183,16 @@ def test_capped_buckets_give_stars_that_keep_clusters(spark):
     assert clusters == {d: c for d, (c, _) in reference_clusters(list(full)).items()}
 
 
+@pytest.mark.parametrize("one_task_edges", [ONE_TASK_EDGES, 0], ids=["one-task", "rounds"])
 @pytest.mark.parametrize("budget", budgets(3, 6))
-def test_connected_components_equal_union_find(spark, budget):
-    """Random graphs with long paths (many rounds) and scattered ids, several per Spark run."""
+def test_connected_components_equal_union_find(spark, budget, one_task_edges):
+    """Random graphs with long paths (many rounds) and scattered ids, several per Spark run: in
+    one task (the default for graphs this small) and by rounds of large-star / small-star."""
     examples(budget)(given(graphs=st.lists(st.tuples(st.integers(2, 80), st.integers(0, 10**6)), min_size=1,
-                                           max_size=12))(check_components))(spark)
+                                           max_size=12))(check_components))(spark, one_task_edges)
 
 
-def check_components(spark, graphs):
+def check_components(spark, one_task_edges, graphs):
     edges: list[tuple[int, int]] = []
     for g, (n_nodes, seed) in enumerate(graphs):
         rng = random.Random(seed)
@@ -201,7 +203,7 @@ def check_components(spark, graphs):
         edges += [(rng.choice(names), rng.choice(names)) for _ in range(rng.randint(0, n_nodes // 3))]
     frame = spark.createDataFrame(edges or [(1, 1)], "a long, b long")
     got = {r["doc_key"]: r["cluster_key"]
-           for r in connected_components(frame).collect()}
+           for r in connected_components(frame, one_task_edges=one_task_edges).collect()}
     expected = reference_clusters([(f"{a:09d}", f"{b:09d}") for a, b in edges if a != b])
     assert got == {int(x): int(c) for x, (c, _) in expected.items()}
 
@@ -210,4 +212,4 @@ def test_connected_components_fail_loudly_when_capped(spark):
     frame = spark.createDataFrame([(i, i + 1) for i in range(20)], "a long, b long").select(
         F.col("a"), F.col("b"))
     with pytest.raises(RuntimeError, match="did not converge"):
-        connected_components(frame, max_rounds=2)
+        connected_components(frame, max_rounds=2, one_task_edges=0)

@@ -7,18 +7,28 @@ the smallest of them. Alternating them converges to one star per component whose
 the component's smallest doc_key, in O(log^2 n) rounds; every round is a few shuffles of the
 edge table, nothing is collected. The lineage is cut every few rounds by a local checkpoint.
 Because doc_key is monotone in doc_id, the centre is also the smallest doc_id: the cluster_id.
+
+A graph of at most ``ONE_TASK_EDGES`` edges (most runs': near-duplicates are a few percent of
+a crawl) is solved in one task instead, in numpy (``kernel.components.components_of``): the
+rounds cost a few Spark jobs each, more than such a graph costs one Python worker.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from quiltdetect.common.caching import cut, keep
+from quiltdetect.kernel.components import components_of
 
 log = logging.getLogger(__name__)
+
+# Up to this many edges a graph's components are found in one task (16 bytes an edge there).
+ONE_TASK_EDGES = 4_000_000
 
 
 def _both_ways(edges: DataFrame) -> DataFrame:
@@ -52,15 +62,20 @@ def is_star_forest(edges: DataFrame) -> bool:
     return bad.isEmpty()
 
 
-def connected_components(pairs: DataFrame, *, checkpoint_every: int = 1, max_rounds: int = 100) -> DataFrame:
+def connected_components(pairs: DataFrame, *, checkpoint_every: int = 1, max_rounds: int = 100,
+                         one_task_edges: int = ONE_TASK_EDGES) -> DataFrame:
     """(doc_key, cluster_key) for every node of the undirected graph ``pairs`` (columns a, b).
 
     cluster_key = the smallest doc_key of the node's component; isolated nodes do not appear.
-    Most near-duplicate graphs are already stars (pairs, groups of copies): checked first.
+    Up to ``one_task_edges`` distinct edges, in one task (``components_of``); above, by rounds
+    of large-star and small-star, after checking whether the graph is a star forest already
+    (pairs, groups of copies: most near-duplicate graphs).
     """
     edges = (pairs.where(F.col("a") != F.col("b"))
              .select(F.greatest("a", "b").alias("v"), F.least("a", "b").alias("u")).distinct())
     edges = cut(edges)
+    if edges.count() <= one_task_edges:
+        return edges.repartition(1).mapInArrow(_components_batches, "doc_key long, cluster_key long")
     rounds = 0
     while not is_star_forest(edges):
         rounds += 1
@@ -75,3 +90,13 @@ def connected_components(pairs: DataFrame, *, checkpoint_every: int = 1, max_rou
     members = edges.select(F.col("v").alias("doc_key"), F.col("u").alias("cluster_key"))
     centres = edges.select(F.col("u").alias("doc_key"), F.col("u").alias("cluster_key")).distinct()
     return members.unionByName(centres)
+
+
+def _components_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The one task's rows: every edge of the graph in, (doc_key, cluster_key) of every node out."""
+    received = [b for b in batches if b.num_rows]
+    if not received:
+        return
+    edges = pa.Table.from_batches(received)
+    nodes, centres = components_of(edges.column("v").to_numpy(), edges.column("u").to_numpy())
+    yield pa.RecordBatch.from_arrays([pa.array(nodes), pa.array(centres)], names=["doc_key", "cluster_key"])
