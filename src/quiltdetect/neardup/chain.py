@@ -475,13 +475,15 @@ def clustered_pages(docs: DataFrame, clusters: DataFrame) -> tuple[DataFrame, in
     return rows_of(docs.select("doc_key", "doc_id", "url", "warc_date"), clusters.select("doc_key"))
 
 
-def kept_stage(run: JobRun, chain: Chain, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
+def kept_stage(run: JobRun, chain: Chain, pairs: DataFrame, clusters: DataFrame, algorithm: str,
+               clustered: tuple[DataFrame, int]) -> None:
     """kept/ (the document table without the pages the keep rule drops) and duplicate_of/ (each
     dropped page, the kept page it duplicates, the run it was kept in, and why): together they
     name every document once (definitions §2, ``neardup/keep.py``). The keep rule decides this
     step's new pages, in the clusters that hold one, in crawl order against every page kept so
     far; pages an earlier step kept or dropped stay so, and an update's kept/ and duplicate_of/
-    are the previous files with the new pages' rows beside them."""
+    are the previous files with the new pages' rows beside them. ``clustered``: every cluster's
+    pages and how many (``clustered_pages``, as the write stage read them)."""
     out, previous = run.out, chain.previous
     what = ("pages in crawl order: dropped when a near-duplicate of a kept one" if previous is None
             else "the new pages in crawl order, against every page kept so far")
@@ -499,8 +501,11 @@ def kept_stage(run: JobRun, chain: Chain, pairs: DataFrame, clusters: DataFrame,
                      .join(dropped_before.select("doc_key", F.lit(DROPPED).alias("was")), on="doc_key", how="left")
                      .select("doc_key", F.when(chain.is_new(), F.lit(DECIDE))
                              .otherwise(F.coalesce("was", F.lit(KEPT))).alias("state")))
-        pages, n = clustered_pages(chain.docs, open_clusters)  # every page the rule may drop or keep for another
-        held.append(pages)
+        if previous is None:  # every page the rule may drop or keep for another
+            pages, n = clustered
+        else:
+            pages, n = clustered_pages(chain.docs, open_clusters)
+            held.append(pages)
         order = crawl_order(small(pages, n), None if ranked is None else small(ranked, n))
         dropped = dropped_pages(pairs, open_clusters, order, algorithm, state)
         dropped = keep(dropped, SPILL) if previous is None else cut(dropped, SPILL)

@@ -25,9 +25,12 @@ from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.pairs import pair_columns, small
 
 
-def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame, algorithm: str) -> None:
+def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame,
+                  algorithm: str) -> tuple[DataFrame, int]:
     """pairs/ and clusters/ with doc_id strings (the edges of the dataflow use doc_keys), and
-    both on doc_keys as the run's state."""
+    both on doc_keys as the run's state. Returns the pages of the clusters it read for their
+    doc_ids, persisted, and how many (``clustered_pages``: the keep rule reads them too; the
+    caller releases them)."""
     with run.metrics.stage(run.spark, "write", "pairs/ and clusters/ with doc_ids") as counts:
         write_pair_state(run, pairs, clusters, algorithm)
         pages, n = clustered_pages(docs, clusters)  # every page of a pair
@@ -42,7 +45,7 @@ def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: Data
                        on="cluster_key")
                  .select("doc_id", "cluster_id", "cluster_size"))
         _, counts["clustered_documents"] = run.out.write_rows(table.orderBy("cluster_id", "doc_id"), "clusters")
-        release(pages)
+    return pages, n
 
 
 def top_clusters(out: OutputFolder, n: int) -> list[dict[str, Any]]:
@@ -77,9 +80,9 @@ class NearDupJob(Job[NearDupConfig]):
         fps, rows = fingerprints_stage(run, chain, cfg)
         pairs, gone = pairs_stage(run, fps, rows, chain, cfg)
         clusters = clusters_stage(run, pairs, gone, chain, cfg)
-        write_outputs(run, chain.docs, pairs, clusters, cfg.algorithm)
-        kept_stage(run, chain, pairs, clusters, cfg.algorithm)
-        for frame in (pairs, gone, clusters):
+        clustered = write_outputs(run, chain.docs, pairs, clusters, cfg.algorithm)
+        kept_stage(run, chain, pairs, clusters, cfg.algorithm, clustered)
+        for frame in (pairs, gone, clusters, clustered[0]):
             release(frame)
         chain.release()
 
