@@ -43,8 +43,8 @@ def _writes_url(text: str) -> bool:
 
 def writes_url_each(texts: Sequence[str | None] | pa.Array) -> np.ndarray:
     """bool per text: whether it may write a URL (``_writes_url``; False for None), for a whole
-    batch in Arrow's compute kernels: Python's case-insensitive search read every text at a
-    seventh of the speed."""
+    batch in Arrow's compute kernels, where Python's case-insensitive search was the slowest step
+    of tokenising (docs/performance.md, "Figures behind choices in the code")."""
     column = texts if isinstance(texts, pa.Array) else pa.array(texts, pa.large_string())
     found = pc.match_substring_regex(column, _WRITES_URL_RE.pattern, ignore_case=True)
     return found.fill_null(False).to_numpy(zero_copy_only=False)
