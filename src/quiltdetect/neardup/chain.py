@@ -413,7 +413,7 @@ def clusters_stage(run: JobRun, pairs: DataFrame, gone: DataFrame, chain: Chain,
     doc_id), persisted. The connected components of the pairs; in an update, of the previous
     clusters (each as a star) and the new pairs, a previous cluster that lost a pair rebuilt
     from its remaining pairs, computed on the doc_id ranks and named by doc_key again."""
-    what = ("connected components (large-star / small-star)" if chain.fresh
+    what = ("connected components (one task up to 4 M edges, else large-star / small-star)" if chain.fresh
             else "connected components of the previous clusters and the new pairs")
     with run.metrics.stage(run.spark, "clusters", what) as counts:
         rebuilt = None

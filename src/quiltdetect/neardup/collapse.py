@@ -45,7 +45,7 @@ def pair_and_cluster_stages(run: JobRun, fps: DataFrame, cfg: NearDupConfig) -> 
     spark, metrics = run.spark, run.metrics
     with metrics.stage(spark, "pairs", f"{cfg.algorithm}: candidates from buckets, verified exactly") as counts:
         pairs = near_duplicate_pairs(fps, cfg, counts)
-    with metrics.stage(spark, "clusters", "connected components (large-star / small-star)") as counts:
+    with metrics.stage(spark, "clusters", "connected components (one task up to 4 M edges, else large-star / small-star)") as counts:
         clusters = keep(connected_components(pairs.select("a", "b"), checkpoint_every=cfg.cc_checkpoint_every,
                                              max_rounds=cfg.cc_max_rounds), SPILL)
         row = clusters.agg(F.count(F.lit(1)), F.countDistinct("cluster_key")).first()
