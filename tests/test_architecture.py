@@ -110,14 +110,16 @@ def test_the_kernel_never_imports_spark():
 def test_each_bucket_table_is_defined_once_in_arrow_and_its_spark_ddl_derived():
     import pyarrow as pa
 
-    from quiltdetect.quilts import arrays, cover, gram_table, patch_grams, patchfrac
+    from quiltdetect.common.arrow import ddl
+    from quiltdetect.neardup import pairs
+    from quiltdetect.quilts import cover, gram_table, patch_grams, patchfrac
 
-    assert arrays.ddl(pa.schema([("a", pa.int32()), ("b", pa.binary()), ("c", pa.float64())])) == \
-        "a int, b binary, c double"
+    assert ddl(pa.schema([("a", pa.int32()), ("b", pa.binary()), ("c", pa.float64())])) == "a int, b binary, c double"
     for module, names in ((gram_table, ("GRAM_BUCKETS", "WORD_HASHES")), (patch_grams, ("DOC_PARTS", "DOC_BUCKETS")),
-                          (patchfrac, ("FRACTIONS",)), (cover, ("PATCH_PAIRS", "TRIPLES"))):
+                          (patchfrac, ("FRACTIONS",)), (cover, ("PATCH_PAIRS", "TRIPLES")),
+                          (pairs, ("BUCKET_ROWS", "MEMBERS"))):
         for name in names:
-            assert getattr(module, f"{name}_DDL") == arrays.ddl(getattr(module, name))
+            assert getattr(module, f"{name}_DDL") == ddl(getattr(module, name))
             assert not {f.name for f in getattr(module, name)} & set("abcde"), name  # named columns
 
 

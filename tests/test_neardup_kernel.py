@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from quiltdetect.kernel.bucket_rows import rows_by_part, shared_buckets
 from quiltdetect.kernel.grams import fmix64, gram_fingerprints
 from quiltdetect.neardup import calibrate as cal
 from quiltdetect.neardup import lsh
@@ -80,8 +81,8 @@ def test_batch_page_term_hashes_equal_one_page_at_a_time(pages):
 
     texts, urls, images = (list(c) for c in zip(*pages, strict=True)) if pages else ([], [], [])
     # as a list, and as the Arrow column a Spark batch gives
-    for given in (texts, pa.array(texts, pa.string())):
-        got = batch_page_term_hashes(given, urls, images)
+    for column in (texts, pa.array(texts, pa.string())):
+        got = batch_page_term_hashes(column, urls, images)
         assert len(got) == len(pages)
         for h, (text, url, imgs) in zip(got, pages, strict=True):
             assert h.tolist() == term_hashes(page_terms(text, url, imgs)).tolist()
@@ -354,3 +355,28 @@ def test_packed_shingle_sets_round_trip_and_intersect_exactly(sets, cut):
     backwards = shingle_sets(part.take(pa.array(list(range(len(part)))[::-1], pa.int64())))
     common = intersection_sizes((values, starts), backwards)
     assert common.tolist() == [np.intersect1d(a, b).shape[0] for a, b in zip(got, got[::-1], strict=True)]
+
+
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 3), st.integers(-3, 3)), max_size=80, unique_by=lambda r: r[:2]),
+       st.integers(0, 10))
+@settings(max_examples=150, deadline=None)
+def test_shared_buckets_equal_the_definition(rows, first_new):
+    """Every bucket (equal value and idx) of two or more rows that holds a row with doc_key >=
+    first_new, each row with its bucket's size, old rows and smallest doc_key; any split into
+    parts gives the same rows (``rows_by_part``)."""
+    docs = np.array([r[0] for r in rows], dtype=np.int64)
+    idx = np.array([r[1] for r in rows], dtype=np.int32)
+    values = np.array([r[2] * 0x9E3779B97F4A7C15 % 2**64 - 2**63 for r in rows], dtype=np.int64)  # few values, all 64 bits
+    buckets: dict[tuple[int, int], list[int]] = {}
+    for d, i, v in zip(docs.tolist(), idx.tolist(), values.tolist(), strict=True):
+        buckets.setdefault((v, i), []).append(d)
+    expected = {(d, i, v, len(ds), sum(x < first_new for x in ds), min(ds))
+                for (v, i), ds in buckets.items() if len(ds) > 1 and max(ds) >= first_new for d in ds}
+    for parts in (1, 3):
+        got = set()
+        for _, part_rows in rows_by_part(values, parts):
+            found = shared_buckets(values[part_rows], idx[part_rows], docs[part_rows], first_new)
+            rows_found = part_rows[found.rows]
+            got |= set(zip(docs[rows_found].tolist(), idx[rows_found].tolist(), values[rows_found].tolist(),
+                           found.size.tolist(), found.old_size.tolist(), found.root.tolist(), strict=True))
+        assert got == expected

@@ -17,9 +17,9 @@ from test_neardup_parity import DATES, make_corpus
 
 from quiltdetect import find_near_duplicates
 from quiltdetect.common.config import ConfigError, merge_settings
-from quiltdetect.common.layout import COMPLETE
-from quiltdetect.neardup import chain
+from quiltdetect.common.layout import COMPLETE, work_table
 from quiltdetect.neardup import pairs as bucket_rule
+from quiltdetect.neardup.chain import kept_state
 from quiltdetect.neardup.config import PRESETS, NearDupConfig
 from quiltdetect.neardup.decisions import similarity_columns
 from quiltdetect.neardup.job import NearDupJob
@@ -116,11 +116,10 @@ def test_a_chain_in_crawl_order_equals_a_fresh_run_over_the_union(spark, tmp_pat
     decisions are those of one pass over the union (a fresh run's: the parity tests hold the
     fresh run to that pass). The combined-sites chain takes the paths of a large segment: the
     pages it verifies, names and decides picked by shuffles instead of broadcasts (past
-    ``BROADCAST_PAGES``), its bucket rows met by a sort-merge join (past ``HASH_JOIN_ROWS``)."""
+    ``BROADCAST_PAGES``)."""
     n = 2 if not settings else 3
     if settings:
         monkeypatch.setattr(bucket_rule, "BROADCAST_PAGES", -1)
-        monkeypatch.setattr(chain, "HASH_JOIN_ROWS", -1)
     segments, docs = crawl_ordered(zlib.crc32(repr(sorted(settings.items())).encode()), 6, n)
     check_chain(spark, tmp_path, settings, segments)
     cfg = merge_settings(NearDupConfig, settings).validate(need_io=False)
@@ -192,6 +191,18 @@ def test_an_update_refuses_other_settings_and_other_jobs(tmp_path):
     with pytest.raises(ConfigError, match="--algorithm is 'combined' but"):
         NearDupJob(merge_settings(NearDupConfig, PRESETS["henzinger-calibrated"]).validate(need_io=False)).open_previous(None, str(prev))
     with pytest.raises(ConfigError, match="has no near-duplicate state"):
+        NearDupJob(NearDupConfig(inputs=["x"], output="o").validate()).open_previous(None, str(prev))
+    # a run of an older version: every state table, but its bucket rows one row per entry
+    for name in kept_state("lsh"):
+        table = prev / work_table(name if name != "neardup-buckets-lsh-2" else "neardup-buckets-lsh")
+        if name.endswith(".json"):
+            table.parent.mkdir(parents=True, exist_ok=True)
+            table.write_text("{}")
+        else:
+            table.mkdir(parents=True, exist_ok=True)
+            (table / "_SUCCESS").write_text("")
+    with pytest.raises(ConfigError, match=r"has no near-duplicate state \(_quiltdetect/work/neardup-buckets-lsh-2\); "
+                                          "it was made by an older version: run afresh once"):
         NearDupJob(NearDupConfig(inputs=["x"], output="o").validate()).open_previous(None, str(prev))
     (prev / COMPLETE).write_text(json.dumps({"job": "quilts", "config": {}, "definitions": DEFINITIONS}))
     with pytest.raises(ConfigError, match="holds a quilts run; an update extends a neardup run"):

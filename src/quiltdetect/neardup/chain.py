@@ -10,8 +10,9 @@ the fresh run is the update of an empty chain (``Chain.fresh``: no previous stat
 Every neardup run keeps what the next step needs beside its results (``_quiltdetect/work/``):
 every page's fingerprints (``neardup-fingerprints-2``: the shingle set, packed, and band keys for lsh; the
 supershingles, simhash and its pieces for Henzinger's algorithms), every page's bucket rows
-(``neardup-buckets-<family>``: (value, idx, doc_key) per band key, supershingle or simhash
-piece, a Spark bucketed table hashed on the value), the buckets over ``bucket_cap`` with their
+(``neardup-buckets-<family>-2``: (value, idx, doc_key) per band key, supershingle or simhash
+piece, split into parts by value and packed, a Spark bucketed table of one part per Spark
+bucket: ``pairs.BUCKET_ROWS``), the buckets over ``bucket_cap`` with their
 root (``neardup-capped``), its pairs, clusters and dropped pages on doc_keys (``neardup-pairs``,
 ``-clusters``, ``-dropped``: read without joining doc_ids), and which run each range of doc_keys
 came in with the tables' Spark bucket count (``neardup-state.json``). An update, into a new
@@ -22,9 +23,9 @@ output directory,
    order a fresh run's doc_keys have, which decides a bucket's root and a cluster's id;
 2. fingerprints only the new pages, and writes them and their bucket rows as layers beside the
    stored tables (whose files are linked or copied, not read);
-3. finds the buckets the new pages fall in and only their stored rows (the new rows joined to
-   the stored ones Spark bucket by Spark bucket: every stored row is scanned once and none is
-   shuffled), and from them every candidate pair with a new page, by the bucket rule
+3. finds the buckets the new pages fall in and only their stored rows (each part's stored and
+   new rows together in numpy, Spark bucket by Spark bucket: every stored row is read once and
+   none is shuffled), and from them every candidate pair with a new page, by the bucket rule
    (``pairs.bucket_pairs``: all pairs of a bucket of at most ``bucket_cap`` pages; star edges
    from its smallest page above). Pairs of two old pages can only disappear: a bucket that new
    pages take past the cap, or whose root a new page becomes, gives fewer of them. Those old
@@ -57,6 +58,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from quiltdetect.common import fs
+from quiltdetect.common.arrow import ARRAY_WRITE_OPTIONS
 from quiltdetect.common.caching import SPILL, cut, keep, release
 from quiltdetect.common.finished import FinishedRun
 from quiltdetect.common.folder import read_bucketed, read_parquet
@@ -75,14 +77,14 @@ from quiltdetect.neardup.pairs import (
     FAMILIES,
     bucket_members,
     bucket_pairs,
-    bucket_rows,
     candidate_pages,
     count_buckets,
     decided_pairs,
     fingerprints,
+    packed_bucket_rows,
     pair_columns,
     rows_of,
-    same_bucket,
+    shared_bucket_rows,
     small,
 )
 from quiltdetect.previous import doc_ranks, union_documents
@@ -93,15 +95,14 @@ from quiltdetect.previous import doc_ranks, union_documents
 # run afresh once)
 FINGERPRINTS = "neardup-fingerprints-2"
 CAPPED = "neardup-capped"
-BUCKETS = "neardup-buckets"  # one table per bucket family: BUCKETS-<family>
+# One table per bucket family: BUCKETS-<family>-2 ("-2": packed by part, ``pairs.BUCKET_ROWS``;
+# a run made before holds one row per entry in BUCKETS-<family>, and an update of it is refused)
+BUCKETS = "neardup-buckets"
 STATE = "neardup-state.json"  # {"runs": [[first doc_key, run_id], ...], "spark_buckets": n}
 # pairs/, clusters/ and the dropped pages on doc_keys: an update reads them without the doc_ids
 PAIRS = "neardup-pairs"  # (a, b, pair_columns…)
 CLUSTERS = "neardup-clusters"  # (doc_key, cluster_key)
 DROPPED_PAGES = "neardup-dropped"  # (doc_key)
-# The new bucket rows meet the stored ones in a hash table per Spark bucket (the stored rows are
-# streamed, not sorted) up to this many new rows a bucket; above, in a sort-merge join.
-HASH_JOIN_ROWS = 2_000_000
 # Settings the stored fingerprints and pairs depend on: an update must use the previous run's.
 STORED_SETTINGS = ("algorithm", "k", "wrap", "resemblance_threshold", "containment_threshold", "lsh_bands",
                    "lsh_rows", "b_threshold", "c_threshold", "combined_c_threshold", "bucket_cap")
@@ -137,8 +138,8 @@ def previous_near_dup(finished: FinishedRun) -> PreviousNearDup:
 
 
 def bucket_table(family: str) -> str:
-    """The state table of a bucket family's rows (``pairs.BUCKET_ROWS_DDL``)."""
-    return f"{BUCKETS}-{family}"
+    """The state table of a bucket family's rows (``pairs.BUCKET_ROWS``)."""
+    return f"{BUCKETS}-{family}-2"
 
 
 def write_state(run: JobRun, runs: list[list], spark_buckets: int) -> None:
@@ -147,8 +148,10 @@ def write_state(run: JobRun, runs: list[list], spark_buckets: int) -> None:
 
 
 def read_bucket_rows(run: JobRun, family: str, spark_buckets: int) -> DataFrame:
-    """The run's bucket rows of ``family``, read hashed on value (joins on the bucket shuffle none)."""
-    return read_bucketed(run.spark, run.out.path(work_table(bucket_table(family))), BUCKET_ROWS_DDL, "value", spark_buckets)
+    """The run's packed bucket rows of ``family``, read hashed on the part (grouping a part's
+    rows shuffles none)."""
+    return read_bucketed(run.spark, run.out.path(work_table(bucket_table(family))), BUCKET_ROWS_DDL, "part",
+                         spark_buckets)
 
 
 def kept_run(keeper: Column, runs: list[list]) -> Column:
@@ -244,30 +247,24 @@ def fingerprints_stage(run: JobRun, chain: Chain, cfg: NearDupConfig) -> tuple[D
         counts["terms"] = int(row["terms"] or 0)
         rows = {}
         for family, column in FAMILIES[cfg.algorithm]:
-            out.write_bucketed_table(bucket_rows(added, column).repartition(buckets, "value"),
-                                     step_table(chain, bucket_table(family)), "value", buckets)
+            out.write_bucketed_table(packed_bucket_rows(added, column, buckets).repartition(buckets, "part"),
+                                     step_table(chain, bucket_table(family)), "part", buckets, ARRAY_WRITE_OPTIONS)
             beside_previous(run, chain, bucket_table(family), BUCKET_ROWS_DDL)
             rows[family] = read_bucket_rows(run, family, buckets)
         table = beside_previous(run, chain, FINGERPRINTS)
     return (added if table is None else table), rows
 
 
-def touched_buckets(rows: DataFrame, union: Chain, spark_buckets: int) -> DataFrame:
+def touched_buckets(rows: DataFrame, union: Chain) -> DataFrame:
     """Every row of the buckets of two or more pages that hold a new page, old pages' too, with
     the bucket's size and root over the union and over the old pages alone: (doc_key, rank,
     is_new, idx, value, size, old_size, root, root_key, old_root); persisted (the caller
-    releases it). ``rows``: the family's bucket rows of the union, hashed on value into
-    ``spark_buckets``. The new ones (whose files the scan finds by their keys' statistics) pick
-    the stored rows of their buckets Spark bucket by Spark bucket, without a shuffle."""
-    new = rows.where(union.is_new()).select("value", "idx")
-    if new.count() <= HASH_JOIN_ROWS * spark_buckets:
-        new = new.hint("shuffle_hash")
-    members = rows.alias("x").join(new.alias("y"), same_bucket("x", "y"), "left_semi")
+    releases it). ``rows``: the family's packed bucket rows of the union, hashed on the part:
+    each part's stored and new rows meet in numpy (``pairs.shared_bucket_rows``), without a
+    shuffle; only the touched buckets' rows go on, to be ranked by doc_id."""
     bucket = Window.partitionBy("value", "idx")
-    shared = (members.select("doc_key", "idx", "value", F.count(F.lit(1)).over(bucket).alias("size"),
-                             F.sum((~union.is_new()).cast("long")).over(bucket).alias("old_size"))
-              .where(F.col("size") > 1)
-              .join(union.ranks, on="doc_key").withColumn("is_new", union.is_new()))
+    shared = (shared_bucket_rows(rows, union.n_old).join(union.ranks, on="doc_key")
+              .withColumn("is_new", union.is_new()))
     return cut(shared.select(
         "doc_key", "rank", "is_new", "idx", "value", "size", "old_size",
         F.min("rank").over(bucket).alias("root"),
@@ -369,7 +366,7 @@ def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: 
                 candidates[family] = cut(bucket_pairs(members, cap), SPILL)
                 count_buckets(members, cap, counts, family)
             else:
-                members = touched_buckets(rows[family], chain, chain.spark_buckets)
+                members = touched_buckets(rows[family], chain)
                 candidates[family] = cut(bucket_pairs(members, cap, order="rank", root_key="root_key", new="is_new"),
                                          SPILL)
                 counts[f"{family}_candidates"] = candidates[family].count()

@@ -17,8 +17,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from quiltdetect.common.arrow import ddl
 from quiltdetect.kernel.buckets import candidate_triple_rows, covers, gram_bucket, stable_argsort
-from quiltdetect.quilts.arrays import blob, concat, ddl, docs_by_bucket, int64s
+from quiltdetect.quilts.arrays import blob, concat, docs_by_bucket, int64s
 
 # The patch pairs by gram bucket: each with its document's server (null when the foreign rule is
 # off: the doc table holds no servers) and whether it is a target (patchy, and in an update

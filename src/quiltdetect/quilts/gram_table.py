@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from quiltdetect.common.arrow import ddl
 from quiltdetect.kernel.buckets import (
     batch_gram_pairs,
     bucket_bounds,
@@ -24,7 +25,7 @@ from quiltdetect.kernel.buckets import (
     sort_pairs,
 )
 from quiltdetect.kernel.words import batch_word_hashes
-from quiltdetect.quilts.arrays import blob, concat, ddl, rows_by
+from quiltdetect.quilts.arrays import blob, concat, rows_by
 
 GRAM_BUCKETS = pa.schema([("bucket", pa.int32()), ("n", pa.int64()), ("gram", pa.binary()),
                           ("doc", pa.binary()), ("count", pa.binary())])

@@ -33,12 +33,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
+from quiltdetect.common.arrow import ARRAY_WRITE_OPTIONS
 from quiltdetect.common.config import ConfigError
 from quiltdetect.common.finished import FinishedRun
 from quiltdetect.common.folder import OutputFolder, read_bucketed, read_parquet
 from quiltdetect.common.layout import work_table
 from quiltdetect.lifecycle import JobRun
-from quiltdetect.quilts.arrays import ARRAY_WRITE_OPTIONS
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.gram_table import (
     GRAM_BUCKETS_DDL,

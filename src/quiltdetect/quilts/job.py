@@ -11,6 +11,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, StructType
 
+from quiltdetect.common.arrow import ARRAY_WRITE_OPTIONS
 from quiltdetect.common.caching import SPILL, keep
 from quiltdetect.common.folder import OutputFolder
 from quiltdetect.common.layout import work_table
@@ -18,7 +19,7 @@ from quiltdetect.common.runstate import RunState, fingerprint
 from quiltdetect.documents.table import DOCS_WRITE_OPTIONS
 from quiltdetect.lifecycle import Job, JobResult, JobRun
 from quiltdetect.previous import doc_ranks, union_documents
-from quiltdetect.quilts.arrays import ARRAY_WRITE_OPTIONS, bucket_count
+from quiltdetect.quilts.arrays import bucket_count
 from quiltdetect.quilts.config import QuiltConfig
 from quiltdetect.quilts.cover import cover_sources
 from quiltdetect.quilts.gram_table import (

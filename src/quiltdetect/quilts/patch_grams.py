@@ -19,6 +19,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from quiltdetect.common.arrow import ddl
 from quiltdetect.common.foreign import ForeignRule
 from quiltdetect.kernel.buckets import (
     doc_sums,
@@ -29,7 +30,7 @@ from quiltdetect.kernel.buckets import (
     sort_pairs,
     touched_docs,
 )
-from quiltdetect.quilts.arrays import EMPTY, blob, concat, ddl, docs_by_bucket, int64s, rows_by
+from quiltdetect.quilts.arrays import EMPTY, blob, concat, docs_by_bucket, int64s, rows_by
 
 SERVER_SEED = 0x53525652  # "SRVR": server names -> 64-bit ids, compared for equality only
 

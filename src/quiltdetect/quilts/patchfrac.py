@@ -9,7 +9,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from quiltdetect.quilts.arrays import ddl, int64s
+from quiltdetect.common.arrow import ddl
+from quiltdetect.quilts.arrays import int64s
 
 FRACTIONS = pa.schema([("doc_key", pa.int64()), ("n_grams", pa.int64()), ("n_patch_grams", pa.int64()),
                        ("patchfrac", pa.float64())])

@@ -1,0 +1,81 @@
+"""Near-duplicate bucket rows as flat arrays: (value, idx, doc_key) per band key, supershingle or
+simhash piece of a page, split into parts by value and searched for shared buckets in numpy.
+
+A bucket is the rows of equal value at the same idx. The Spark job stores a part's rows as a
+few packed rows (``neardup/pairs.py``) instead of one Spark row each: writing, reading and
+grouping four million rows of three numbers cost Spark seconds that numpy spends in
+milliseconds (docs/neardup.md, "Throughput"). Nothing here depends on how the rows were split
+into parts or batches, so the buckets found are the same for any partitioning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from quiltdetect.kernel.grams import fmix64
+
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+def parts_of(values: np.ndarray, parts: int) -> np.ndarray:
+    """The part (0 .. parts - 1) of each row's value: its fmix64 mixed hash modulo ``parts``,
+    so that parts are even whatever the values (simhash pieces are not uniform)."""
+    with np.errstate(over="ignore"):
+        return (fmix64(np.asarray(values).view(np.uint64)) % np.uint64(parts)).astype(np.int64)
+
+
+def rows_by_part(values: np.ndarray, parts: int) -> list[tuple[int, np.ndarray]]:
+    """(part, row indices in input order) for each part that has rows."""
+    if values.shape[0] == 0:
+        return []
+    part = parts_of(values, parts)
+    order = np.argsort(part, kind="stable")
+    cuts = np.flatnonzero(np.diff(part[order])) + 1
+    bounds = np.concatenate(([0], cuts, [order.shape[0]]))
+    return [(int(part[order[s]]), order[s:e]) for s, e in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
+
+
+@dataclass(frozen=True)
+class SharedBuckets:
+    """The rows of the buckets of two or more rows that hold a new row, bucket by bucket, each
+    with its bucket's size, its old rows (doc_key < first_new) and smallest doc_key."""
+
+    rows: np.ndarray  # int64: indices into the arrays given, a bucket's rows together
+    size: np.ndarray  # int64 per row: the rows of its bucket
+    old_size: np.ndarray  # int64 per row: the old rows of its bucket
+    root: np.ndarray  # int64 per row: the smallest doc_key of its bucket
+
+
+def shared_buckets(values: np.ndarray, idx: np.ndarray, doc_keys: np.ndarray, first_new: int = 0) -> SharedBuckets:
+    """Every bucket (equal ``values`` and ``idx``) of two or more rows with a doc_key of at
+    least ``first_new`` (0: every shared bucket). ``values`` int64, ``idx`` int, ``doc_keys``
+    int64, one row per (doc_key, idx).
+
+    Most values are held once: one sort of the values finds those held twice or more, and only
+    their rows are sorted by (value, idx) into buckets."""
+    values = np.asarray(values, dtype=np.int64)
+    n = values.shape[0]
+    if n < 2:
+        return SharedBuckets(_EMPTY, _EMPTY, _EMPTY, _EMPTY)
+    order = np.argsort(values)
+    ranked = values[order]
+    repeated = ranked[1:] == ranked[:-1]
+    twice = np.zeros(n, dtype=bool)
+    twice[1:] = repeated
+    twice[:-1] |= repeated
+    held = order[twice]
+    idx = np.asarray(idx, dtype=np.int64)
+    held = held[np.lexsort((idx[held], values[held]))]
+    if held.shape[0] == 0:
+        return SharedBuckets(_EMPTY, _EMPTY, _EMPTY, _EMPTY)
+    v, i, d = values[held], idx[held], np.asarray(doc_keys, dtype=np.int64)[held]
+    starts = np.flatnonzero(np.concatenate(([True], (v[1:] != v[:-1]) | (i[1:] != i[:-1]))))
+    sizes = np.diff(np.append(starts, held.shape[0]))
+    new = np.add.reduceat((d >= first_new).astype(np.int64), starts)
+    roots = np.minimum.reduceat(d, starts)
+    chosen = (sizes > 1) & (new > 0)
+    rows = held[np.repeat(chosen, sizes)]
+    sizes, new, roots = sizes[chosen], new[chosen], roots[chosen]
+    return SharedBuckets(rows, np.repeat(sizes, sizes), np.repeat(sizes - new, sizes), np.repeat(roots, sizes))
