@@ -508,7 +508,7 @@ def kept_stage(run: JobRun, chain: Chain, pairs: DataFrame, clusters: DataFrame,
         dropped = keep(dropped, SPILL) if previous is None else cut(dropped, SPILL)
         held.append(dropped)
         new_kept = beside_previous_result(run, chain, "kept", lambda name: out.write_rows(
-            kept_in_order(run, chain, dropped), name, DOCS_WRITE_OPTIONS)[1])
+            kept_in_order(run, chain, small(dropped, n)), name, DOCS_WRITE_OPTIONS)[1])
         rows = duplicate_of_table(small(pages, n), dropped, algorithm, kept_run(F.col("keeper"), chain.runs))
         new_dropped = beside_previous_result(run, chain, "duplicate_of", lambda name: out.write_rows(
             rows.orderBy("doc_id"), name)[1])
@@ -530,7 +530,10 @@ def kept_in_order(run: JobRun, chain: Chain, dropped: DataFrame) -> DataFrame:
     """kept/'s rows of this step: its new documents without the ``dropped`` pages, in doc_key
     order, cut into key ranges of about the advisory partition size of the new documents'
     stored bytes, as the sort before did (``keys.in_key_ranges``: without its sample of every
-    row, and the same files for any partitioning)."""
+    row, and the same files for any partitioning). ``dropped`` marked for a broadcast where it
+    is small (``small``): the documents are then filtered as they are read, not shuffled to
+    the dropped pages first (a persisted frame's size is unknown when the join is planned;
+    Spark turned the join into a broadcast only after it had shuffled every text)."""
     files = chain.new.inputFiles()
     stored = sum(fs.status(run.spark, f)[0] for f in files)
     advisory = size_in_bytes(str(run.spark.conf.get(ADVISORY_SIZE, "64m")))
