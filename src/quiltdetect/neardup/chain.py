@@ -83,6 +83,7 @@ from quiltdetect.neardup.pairs import (
     fingerprints,
     packed_bucket_rows,
     pair_columns,
+    parts_in_tasks,
     rows_of,
     shared_bucket_rows,
     small,
@@ -229,9 +230,11 @@ def beside_previous(run: JobRun, chain: Chain, name: str, schema: str | None = N
 
 def fingerprints_stage(run: JobRun, chain: Chain, cfg: NearDupConfig) -> tuple[DataFrame, dict[str, DataFrame]]:
     """The pages' fingerprints (``pairs.fingerprints``) and, per bucket family, their bucket rows
-    hashed on value, both kept as state: a fresh run's of every page; an update's of the new
+    packed by part, both kept as state: a fresh run's of every page; an update's of the new
     pages, beside the previous run's (the rows in the same Spark buckets). Returns the chain's
-    fingerprints and bucket rows per family."""
+    fingerprints and bucket rows per family: a fresh run's as written, each part's rows in one
+    task (``pairs.parts_in_tasks``), persisted (the pairs stage releases them); an update's read
+    bucketed on the part."""
     out, buckets = run.out, chain.spark_buckets
     if chain.fresh:
         what = (f"terms, {cfg.k}-shingles, {cfg.lsh_bands} bands of {cfg.lsh_rows} min-hashes"
@@ -247,10 +250,14 @@ def fingerprints_stage(run: JobRun, chain: Chain, cfg: NearDupConfig) -> tuple[D
         counts["terms"] = int(row["terms"] or 0)
         rows = {}
         for family, column in FAMILIES[cfg.algorithm]:
-            out.write_bucketed_table(packed_bucket_rows(added, column, buckets).repartition(buckets, "part"),
-                                     step_table(chain, bucket_table(family)), "part", buckets, ARRAY_WRITE_OPTIONS)
-            beside_previous(run, chain, bucket_table(family), BUCKET_ROWS_DDL)
-            rows[family] = read_bucket_rows(run, family, buckets)
+            packed = parts_in_tasks(packed_bucket_rows(added, column, buckets))
+            if chain.fresh:  # kept for the pairs stage as it is written: each part in one task
+                rows[family] = packed = cut(packed, SPILL)
+            out.write_bucketed_table(packed, step_table(chain, bucket_table(family)), "part", buckets,
+                                     ARRAY_WRITE_OPTIONS)
+            if not chain.fresh:
+                beside_previous(run, chain, bucket_table(family), BUCKET_ROWS_DDL)
+                rows[family] = read_bucket_rows(run, family, buckets)
         table = beside_previous(run, chain, FINGERPRINTS)
     return (added if table is None else table), rows
 
@@ -363,6 +370,7 @@ def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: 
         for family, column in FAMILIES[cfg.algorithm]:
             if previous is None:
                 members = bucket_members(rows[family])
+                release(rows[family])
                 candidates[family] = cut(bucket_pairs(members, cap), SPILL)
                 count_buckets(members, cap, counts, family)
             else:
