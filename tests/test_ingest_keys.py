@@ -31,7 +31,9 @@ COLUMNS = ["doc_id", "url", "text", "source", "offset"]
 
 def test_partition_values_send_each_range_to_its_own_partition_as_spark_hashes(spark):
     """The values are computed with mmh3 in Python; Spark's hash partitioning must agree, or
-    ranges would land in other partitions (and docs/ would not be in doc_id order)."""
+    ranges would land in other partitions (and docs/ would not be in doc_id order), and so must
+    its buckets (``pmod(hash)``): each part of neardup's packed bucket rows has a Spark bucket of
+    its own."""
     sizes = (1, 2, 7, 32, 200)
     rows = [(n, r, v) for n in sizes for r, v in enumerate(partition_values(n))]
     frame = spark.createDataFrame(rows, "n int, r int, v int")

@@ -28,7 +28,6 @@ from quiltdetect.neardup.pairs import (
     fingerprints,
     near_duplicate_pairs,
     pair_columns,
-    spark_bucket_labels,
 )
 from quiltdetect.neardup.reference import (
     RefDoc,
@@ -186,17 +185,6 @@ def test_capped_buckets_give_stars_that_keep_clusters(spark):
         {("b0", "b1"), ("b0", "b2"), ("b1", "b2")})
     assert all(got[p] == full[p] for p in got)
     assert clusters == {d: c for d, (c, _) in reference_clusters(list(full)).items()}
-
-
-def test_each_part_of_the_bucket_rows_has_a_spark_bucket_of_its_own(spark):
-    """A part's label falls in the Spark bucket of the part's number when Spark hashes it, as a
-    bucketed table and ``repartition(n, "part")`` do: every part is a task of its own, none two."""
-    for parts in (1, 7, 32):
-        labels = spark_bucket_labels(parts)
-        frame = spark.createDataFrame([(p, label) for p, label in enumerate(labels)], "p int, part int")
-        assert frame.where(F.pmod(F.hash("part"), F.lit(parts)) != F.col("p")).count() == 0, parts
-        placed = frame.repartition(parts, "part").select("p", F.spark_partition_id().alias("task")).collect()
-        assert all(r["p"] == r["task"] for r in placed), parts
 
 
 @pytest.mark.parametrize("one_task_edges", [ONE_TASK_EDGES, 0], ids=["one-task", "rounds"])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import reduce
 
 import mmh3
 from pyspark.sql import Column, DataFrame, Window
@@ -185,12 +186,17 @@ def numbered_documents(candidates: DataFrame, ranges: Ranges, columns: list[str]
 def in_key_ranges(frame: DataFrame, first_key: int, n_keys: int, n_ranges: int) -> DataFrame:
     """``frame`` (rows of documents keyed ``first_key`` .. ``first_key + n_keys - 1``, some
     perhaps left out) sorted by doc_key in ``n_ranges`` partitions of about equal key ranges,
-    range r in partition r: written, part files in doc_key order. Keys are dense, so the ranges
-    need no sample (``orderBy``'s range partitioning reads every row once more to sample it):
-    the rows are shuffled once, by ``partition_values``, and sorted within their partition."""
+    range r (the keys k with ``(k - first_key) * n_ranges // n_keys == r``) in partition r:
+    written, part files in doc_key order. Keys are dense, so the ranges need no sample
+    (``orderBy``'s range partitioning reads every row once more to sample it), and no row is
+    shuffled: each range is ``frame`` filtered to its keys in one task, the ranges side by side,
+    sorted within. Meant for a table read from files in doc_key order (docs/, an update's
+    segment), where each range's filter reads only the row groups its keys are in (their
+    statistics tell): a range that shuffled its texts cost more than reading a few row groups
+    twice."""
     n_ranges = max(1, min(n_ranges, n_keys))
-    target = F.element_at(F.array(*[F.lit(v) for v in partition_values(n_ranges)]),
-                          ((F.col("doc_key") - F.lit(first_key)) * F.lit(n_ranges) / F.lit(max(n_keys, 1)))
-                          .cast("int") + 1)
-    return (frame.withColumn("_p", target).repartition(n_ranges, "_p").sortWithinPartitions("doc_key")
-            .drop("_p"))
+    bounds = [first_key + -(-r * n_keys // n_ranges) for r in range(n_ranges + 1)]
+    key = F.col("doc_key")
+    parts = [frame.where((key >= F.lit(lo)) & (key < F.lit(hi)) if r < n_ranges - 1 else key >= F.lit(lo)).coalesce(1)
+             for r, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))]
+    return reduce(DataFrame.union, parts).sortWithinPartitions("doc_key")

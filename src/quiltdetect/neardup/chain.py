@@ -513,7 +513,7 @@ def kept_stage(run: JobRun, chain: Chain, pairs: DataFrame, clusters: DataFrame,
             held.append(pages)
         order = crawl_order(small(pages, n), None if ranked is None else small(ranked, n))
         dropped = dropped_pages(pairs, open_clusters, order, algorithm, state)
-        dropped = keep(dropped, SPILL) if previous is None else cut(dropped, SPILL)
+        dropped = cut(dropped, SPILL)  # computed once: kept/ reads it in each of its key ranges
         held.append(dropped)
         new_kept = beside_previous_result(run, chain, "kept", lambda name: out.write_rows(
             kept_in_order(run, chain, small(dropped, n)), name, DOCS_WRITE_OPTIONS)[1])

@@ -10,13 +10,10 @@ C-similarity, or (lsh) resemblance and containment of the two shingle sets.
 
 from __future__ import annotations
 
-import functools
-import struct
 from collections.abc import Iterator
 from functools import reduce
 from typing import Any
 
-import mmh3
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,6 +22,7 @@ from pyspark.sql import functions as F
 
 from quiltdetect.common.arrow import ddl
 from quiltdetect.common.caching import SPILL, cut, keep, release
+from quiltdetect.documents.keys import partition_values
 from quiltdetect.documents.urls import site_of
 from quiltdetect.kernel.bucket_rows import rows_by_part, shared_buckets
 from quiltdetect.neardup.config import NearDupConfig
@@ -41,7 +39,7 @@ LSH_SCHEMA = "doc_key long, site string, n_terms int, shingles binary, bands arr
 # A bucket family's rows (value, idx, doc_key: a band key, supershingle or simhash piece of a page
 # and its index), packed: a part's rows as little-endian arrays, at most ROW_ENTRIES a row (1.3 MB:
 # the Parquet reader holds 64 rows, ``session.py``), ``part`` its Spark bucket's label
-# (``spark_bucket_labels``). The neardup state (``neardup/chain.py``) and the collapsing's buckets.
+# (``keys.partition_values``). The neardup state (``neardup/chain.py``) and the collapsing's buckets.
 BUCKET_ROWS = pa.schema([("part", pa.int32()), ("values", pa.binary()), ("idx", pa.binary()),
                          ("doc_keys", pa.binary())])
 BUCKET_ROWS_DDL = ddl(BUCKET_ROWS)
@@ -148,24 +146,6 @@ def lsh_fingerprints(docs: DataFrame, cfg: NearDupConfig) -> DataFrame:
     return docs.select("doc_key", "url", "host", "text", "images").mapInArrow(batches, LSH_SCHEMA)
 
 
-def spark_bucket_labels(parts: int) -> list[int]:
-    """For each part p, the smallest int whose Spark hash falls in Spark bucket p of ``parts``
-    (``pmod(murmur3(label, 42), parts)``, as Spark buckets and hash-partitions an int column):
-    the label a part's packed rows carry, so that a table bucketed into ``parts`` holds one
-    part per Spark bucket, not two in some and none in others."""
-    return list(_labels(parts))
-
-
-@functools.lru_cache(maxsize=16)
-def _labels(parts: int) -> tuple[int, ...]:
-    found: dict[int, int] = {}
-    label = 0
-    while len(found) < parts:
-        found.setdefault(mmh3.hash(struct.pack("<i", label), 42) % parts, label)
-        label += 1
-    return tuple(found[p] for p in range(parts))
-
-
 def _packed(column: pa.ChunkedArray, dtype: str) -> np.ndarray:
     """The arrays of a binary column of packed arrays (``dtype`` each), concatenated."""
     pieces = []
@@ -183,8 +163,8 @@ def packed_bucket_rows(fps: DataFrame, column: str, parts: int) -> DataFrame:
     """A family's bucket rows of the pages of ``fps``: (value, idx, doc_key) for each entry of
     the array ``column``, split into ``parts`` by value (``bucket_rows.parts_of``) and packed,
     a part's rows of a task in rows of at most ``ROW_ENTRIES`` (``BUCKET_ROWS``, the part as its
-    Spark bucket's label: ``spark_bucket_labels``)."""
-    labels = spark_bucket_labels(parts)
+    Spark bucket's label: ``keys.partition_values``)."""
+    labels = partition_values(parts)
 
     def batches(source: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         keys, positions, values = [], [], []
