@@ -7,6 +7,7 @@ same URL maps to the same domain on every executor and every run.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import threading
@@ -58,6 +59,7 @@ def host_of(url: str | None) -> str:
     return canonical_host(host)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a crawl has far fewer hosts than pages
 def canonical_host(host: str) -> str:
     """One spelling per server: an IP address in its compressed form (``2001:DB8:0:0:0:0:0:1``
     and ``2001:db8::1`` are one address), an internationalised name in its ASCII form

@@ -81,6 +81,7 @@ from quiltdetect.neardup.pairs import (
     count_buckets,
     decided_pairs,
     fingerprints,
+    in_order,
     packed_bucket_rows,
     pair_columns,
     parts_in_tasks,
@@ -519,7 +520,7 @@ def kept_stage(run: JobRun, chain: Chain, pairs: DataFrame, clusters: DataFrame,
             kept_in_order(run, chain, small(dropped, n)), name, DOCS_WRITE_OPTIONS)[1])
         rows = duplicate_of_table(small(pages, n), dropped, algorithm, kept_run(F.col("keeper"), chain.runs))
         new_dropped = beside_previous_result(run, chain, "duplicate_of", lambda name: out.write_rows(
-            rows.orderBy("doc_id"), name)[1])
+            in_order(rows, n, "doc_id"), name)[1])
         now_dropped = dropped.select("doc_key")
         out.write_table(now_dropped if dropped_before is None else dropped_before.unionByName(now_dropped),
                         work_table(DROPPED_PAGES))

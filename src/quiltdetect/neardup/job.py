@@ -22,7 +22,7 @@ from quiltdetect.neardup.chain import (
     write_pair_state,
 )
 from quiltdetect.neardup.config import NearDupConfig
-from quiltdetect.neardup.pairs import pair_columns, small
+from quiltdetect.neardup.pairs import in_order, pair_columns, small
 
 
 def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: DataFrame,
@@ -30,7 +30,7 @@ def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: Data
     """pairs/ and clusters/ with doc_id strings (the edges of the dataflow use doc_keys), and
     both on doc_keys as the run's state. Returns the pages of the clusters it read for their
     doc_ids, persisted, and how many (``clustered_pages``: the keep rule reads them too; the
-    caller releases them)."""
+    caller releases them). The pairs stage counted the pairs (``in_order`` sorts by it)."""
     with run.metrics.stage(run.spark, "write", "pairs/ and clusters/ with doc_ids") as counts:
         write_pair_state(run, pairs, clusters, algorithm)
         pages, n = clustered_pages(docs, clusters)  # every page of a pair
@@ -38,13 +38,14 @@ def write_outputs(run: JobRun, docs: DataFrame, pairs: DataFrame, clusters: Data
         named = (pairs.join(ids.withColumnRenamed("doc_key", "a").withColumnRenamed("doc_id", "doc_id_a"), on="a")
                  .join(ids.withColumnRenamed("doc_key", "b").withColumnRenamed("doc_id", "doc_id_b"), on="b")
                  .select("doc_id_a", "doc_id_b", *pair_columns(algorithm)))
-        _, counts["pairs"] = run.out.write_rows(named.orderBy("doc_id_a", "doc_id_b"), "pairs")
+        n_pairs = int(run.metrics.stages["pairs"]["pairs"])
+        _, counts["pairs"] = run.out.write_rows(in_order(named, n_pairs, "doc_id_a", "doc_id_b"), "pairs")
         sizes = clusters.groupBy("cluster_key").agg(F.count(F.lit(1)).cast("int").alias("cluster_size"))
         table = (clusters.join(sizes, on="cluster_key").join(ids, on="doc_key")
                  .join(ids.withColumnRenamed("doc_key", "cluster_key").withColumnRenamed("doc_id", "cluster_id"),
                        on="cluster_key")
                  .select("doc_id", "cluster_id", "cluster_size"))
-        _, counts["clustered_documents"] = run.out.write_rows(table.orderBy("cluster_id", "doc_id"), "clusters")
+        _, counts["clustered_documents"] = run.out.write_rows(in_order(table, n, "cluster_id", "doc_id"), "clusters")
     return pages, n
 
 

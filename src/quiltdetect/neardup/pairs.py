@@ -365,6 +365,20 @@ def rows_of(table: DataFrame, keys: DataFrame) -> tuple[DataFrame, int]:
     return rows, n
 
 
+# A table of at most this many rows is sorted in one task: one file, which adaptive execution made
+# of ``orderBy``'s range partitions anyway (pairs/ of 1,000,000 pages is a few MB), without the
+# job that samples every row for the ranges and the shuffle into them.
+ONE_TASK_SORT_ROWS = 100_000
+
+
+def in_order(frame: DataFrame, n: int, *columns: str) -> DataFrame:
+    """``frame`` (``n`` rows) sorted by ``columns`` to be written: in one task up to
+    ``ONE_TASK_SORT_ROWS`` rows, by ``orderBy`` above (part files of key ranges)."""
+    if n <= ONE_TASK_SORT_ROWS:
+        return frame.coalesce(1).sortWithinPartitions(*columns)
+    return frame.orderBy(*columns)
+
+
 def small(frame: DataFrame, n: int) -> DataFrame:
     """``frame`` (of about ``n`` pages' rows) marked for a broadcast join when n is at most
     ``BROADCAST_PAGES``."""
