@@ -380,26 +380,3 @@ def test_shared_buckets_equal_the_definition(rows, first_new):
             got |= set(zip(docs[rows_found].tolist(), idx[rows_found].tolist(), values[rows_found].tolist(),
                            found.size.tolist(), found.old_size.tolist(), found.root.tolist(), strict=True))
         assert got == expected
-
-
-def test_members_of_parts_take_each_part_whole_across_batches_and_refuse_a_split_part():
-    """A task of ``parts_in_tasks`` streams its parts one after the other, a part's packed rows
-    perhaps over several Arrow batches: each part's shared buckets are found over all its rows,
-    and a part whose rows come back after another's fails loudly instead of losing pairs."""
-    from quiltdetect.neardup.pairs import BUCKET_ROWS, members_of_parts
-
-    def row(label, values, docs):
-        return (label, np.array(values, "<i8").tobytes(), np.zeros(len(values), "<i4").tobytes(),
-                np.array(docs, "<i8").tobytes())
-
-    def batch(*rows):
-        return pa.RecordBatch.from_arrays([pa.array(c, t.type) for c, t in zip(zip(*rows, strict=True), BUCKET_ROWS,
-                                                                                 strict=True)], schema=BUCKET_ROWS)
-
-    # part 5: value 7 held by pages 1 (first batch) and 2 (second batch); part 9: value 8 by 3 and 4
-    batches = [batch(row(5, [7, 1], [1, 1])), batch(row(5, [7], [2]), row(9, [8], [3])), batch(row(9, [8], [4]))]
-    got = pa.Table.from_batches(list(members_of_parts(iter(batches))))
-    assert sorted(zip(got["doc_key"].to_pylist(), got["value"].to_pylist(), got["size"].to_pylist(),
-                      got["root"].to_pylist(), strict=True)) == [(1, 7, 2, 1), (2, 7, 2, 1), (3, 8, 2, 3), (4, 8, 2, 3)]
-    with pytest.raises(RuntimeError, match="part 5 are not together"):
-        list(members_of_parts(iter([*batches, batch(row(5, [7], [6]))])))

@@ -252,8 +252,9 @@ def fingerprints_stage(run: JobRun, chain: Chain, cfg: NearDupConfig) -> tuple[D
         rows = {}
         for family, column in FAMILIES[cfg.algorithm]:
             packed = parts_in_tasks(packed_bucket_rows(added, column, buckets))
-            if chain.fresh:  # kept for the pairs stage as it is written: each part in one task
-                rows[family] = packed = cut(packed, SPILL)
+            if chain.fresh:  # kept for the pairs stage as it is written, with its partitioning (a
+                # checkpoint forgets it: the pairs stage would shuffle the parts again)
+                rows[family] = packed = keep(packed, SPILL)
             out.write_bucketed_table(packed, step_table(chain, bucket_table(family)), "part", buckets,
                                      ARRAY_WRITE_OPTIONS)
             if not chain.fresh:

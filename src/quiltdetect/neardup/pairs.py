@@ -190,11 +190,11 @@ def packed_bucket_rows(fps: DataFrame, column: str, parts: int) -> DataFrame:
 
 
 def parts_in_tasks(packed: DataFrame) -> DataFrame:
-    """Packed bucket rows (``BUCKET_ROWS``) with every part's rows in one task and a task's
-    parts one after the other, in as many tasks as the session has cores: what
-    ``bucket_members`` reads, and what writes the state table (a task writes a file per Spark
-    bucket it holds), without a Spark task per part (each cost ~30 ms however few its rows)."""
-    return packed.repartition(packed.sparkSession.sparkContext.defaultParallelism, "part").sortWithinPartitions("part")
+    """Packed bucket rows (``BUCKET_ROWS``) hash-partitioned on the part into as many tasks as
+    the session has cores: grouped by part (``shared_bucket_rows``) without another shuffle and
+    a part at a time, and written as the state table (a task writes a file per Spark bucket it
+    holds), without a Spark task per part (each cost ~30 ms however few its rows)."""
+    return packed.repartition(packed.sparkSession.sparkContext.defaultParallelism, "part")
 
 
 def _members(table: pa.Table, first_new: int) -> pa.Table:
@@ -211,29 +211,10 @@ def shared_bucket_rows(rows: DataFrame, first_new: int = 0) -> DataFrame:
     """The rows of every bucket of two or more pages that holds a page with doc_key >=
     ``first_new`` (every bucket of two or more pages when 0), with the bucket's size, its pages
     below ``first_new`` and its smallest doc_key (``MEMBERS_DDL``), from packed bucket rows
-    (``BUCKET_ROWS``) read bucketed on the part (the state tables): each part's rows together
-    in numpy (``bucket_rows.shared_buckets``), no row shuffled."""
+    (``BUCKET_ROWS``) read bucketed on the part (an update's state tables) or hash-partitioned
+    on it (``parts_in_tasks``): each part's rows together in numpy (``bucket_rows.shared_buckets``),
+    no row shuffled."""
     return rows.groupBy("part").applyInArrow(lambda table: _members(table, first_new), MEMBERS_DDL)
-
-
-def members_of_parts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``_members`` of each part of a task of ``parts_in_tasks``, a part at a time."""
-    held: list[pa.RecordBatch] = []
-    done: set[int] = set()
-    for batch in batches:
-        labels = batch.column(0).to_numpy()
-        cuts = [0, *(np.flatnonzero(labels[1:] != labels[:-1]) + 1).tolist(), len(labels)]
-        for s, e in zip(cuts[:-1], cuts[1:], strict=True):
-            label = int(labels[s])
-            if held and int(held[0].column(0)[0].as_py()) != label:
-                done.add(int(held[0].column(0)[0].as_py()))
-                yield from _members(pa.Table.from_batches(held), 0).to_batches()
-                held = []
-            if label in done:
-                raise RuntimeError(f"the rows of part {label} are not together in their task")
-            held.append(batch.slice(s, e - s))
-    if held:
-        yield from _members(pa.Table.from_batches(held), 0).to_batches()
 
 
 def bucket_members(rows: DataFrame) -> DataFrame:
@@ -244,8 +225,7 @@ def bucket_members(rows: DataFrame) -> DataFrame:
     ``parts_in_tasks``: each part's rows found shared in numpy, ``bucket_rows.shared_buckets``).
     The four million rows of 100,000 pages were Spark rows once: a hash aggregate, a join and a
     window over them cost 3.5 s; numpy, in a task per core, a few tenths of it."""
-    return cut(rows.mapInArrow(members_of_parts, MEMBERS_DDL).select("doc_key", "idx", "value", "size", "root"),
-               SPILL)
+    return cut(shared_bucket_rows(rows).select("doc_key", "idx", "value", "size", "root"), SPILL)
 
 
 def bucket_pairs(members: DataFrame, cap: int, *, order: str = "doc_key", root: str = "root",
