@@ -187,6 +187,21 @@ def test_capped_buckets_give_stars_that_keep_clusters(spark):
     assert clusters == {d: c for d, (c, _) in reference_clusters(list(full)).items()}
 
 
+def test_packed_bucket_rows_go_to_a_task_per_core_or_more_when_large(spark, monkeypatch):
+    """``parts_in_tasks``: a task per core, more where a task would hold over ``TASK_BYTES`` (a
+    persisted frame keeps a task's rows as one column batch), each part in one task."""
+    from quiltdetect.neardup import pairs
+
+    rows = spark.createDataFrame([(p, b"", b"", b"") for p in range(40)], pairs.BUCKET_ROWS_DDL)
+    cores = spark.sparkContext.defaultParallelism
+    assert pairs.parts_in_tasks(rows, 1000).rdd.getNumPartitions() == cores
+    monkeypatch.setattr(pairs, "TASK_BYTES", 2000)
+    spread = pairs.parts_in_tasks(rows, 1000)  # 20,000 bytes
+    assert spread.rdd.getNumPartitions() == max(cores, 10)
+    held = spread.rdd.glom().map(lambda part: sorted({r["part"] for r in part})).collect()
+    assert sorted(p for part in held for p in part) == list(range(40))
+
+
 @pytest.mark.parametrize("one_task_edges", [ONE_TASK_EDGES, 0], ids=["one-task", "rounds"])
 @pytest.mark.parametrize("budget", budgets(3, 6))
 def test_connected_components_equal_union_find(spark, budget, one_task_edges):

@@ -243,15 +243,17 @@ def fingerprints_stage(run: JobRun, chain: Chain, cfg: NearDupConfig) -> tuple[D
     else:
         what = "the new pages' fingerprints, beside the previous"
     with run.metrics.stage(run.spark, "fingerprints", what) as counts:
+        entries = {column: F.sum(F.when(F.col(column).isNotNull(), F.size(column)).otherwise(0))
+                   for _, column in FAMILIES[cfg.algorithm]}  # each family's bucket rows
         added, row = out.write_counted(fingerprints(chain.new, cfg), step_table(chain, FINGERPRINTS), {
             "documents": F.count(F.lit(1)), "without_terms": F.sum((F.col("n_terms") == 0).cast("long")),
-            "terms": F.sum("n_terms")})
+            "terms": F.sum("n_terms"), **entries})
         counts["documents" if chain.fresh else "new_documents"] = int(row["documents"])
         counts["without_terms"] = int(row["without_terms"] or 0)
         counts["terms"] = int(row["terms"] or 0)
         rows = {}
         for family, column in FAMILIES[cfg.algorithm]:
-            packed = parts_in_tasks(packed_bucket_rows(added, column, buckets))
+            packed = parts_in_tasks(packed_bucket_rows(added, column, buckets), int(row[column] or 0))
             if chain.fresh:  # kept for the pairs stage as it is written, with its partitioning (a
                 # checkpoint forgets it: the pairs stage would shuffle the parts again)
                 rows[family] = packed = keep(packed, SPILL)

@@ -10,6 +10,7 @@ C-similarity, or (lsh) resemblance and containment of the two shingle sets.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from functools import reduce
 from typing import Any
@@ -189,12 +190,19 @@ def packed_bucket_rows(fps: DataFrame, column: str, parts: int) -> DataFrame:
     return fps.where(F.col(column).isNotNull()).select("doc_key", column).mapInArrow(batches, BUCKET_ROWS_DDL)
 
 
-def parts_in_tasks(packed: DataFrame) -> DataFrame:
-    """Packed bucket rows (``BUCKET_ROWS``) hash-partitioned on the part into as many tasks as
-    the session has cores: grouped by part (``shared_bucket_rows``) without another shuffle and
-    a part at a time, and written as the state table (a task writes a file per Spark bucket it
-    holds), without a Spark task per part (each cost ~30 ms however few its rows)."""
-    return packed.repartition(packed.sparkSession.sparkContext.defaultParallelism, "part")
+# A task of ``parts_in_tasks`` holds about this many bytes of packed bucket rows at most (20 bytes
+# an entry): what one task keeps in memory (a persisted frame's column batch) and writes.
+TASK_BYTES = 128 << 20
+
+
+def parts_in_tasks(packed: DataFrame, entries: int) -> DataFrame:
+    """Packed bucket rows (``BUCKET_ROWS``, about ``entries`` in all) hash-partitioned on the
+    part: grouped by part (``shared_bucket_rows``) without another shuffle, a part at a time,
+    and written as the state table (a task writes a file per Spark bucket it holds), in as many
+    tasks as the session has cores, or more where a task would hold over ``TASK_BYTES``: not a
+    Spark task per part (each cost ~30 ms however few its rows)."""
+    tasks = max(packed.sparkSession.sparkContext.defaultParallelism, math.ceil(entries * 20 / TASK_BYTES))
+    return packed.repartition(tasks, "part")
 
 
 def _members(table: pa.Table, first_new: int) -> pa.Table:
@@ -221,8 +229,8 @@ def bucket_members(rows: DataFrame) -> DataFrame:
     """The rows of every bucket of two or more pages, with the bucket's size and root (its
     smallest doc_key): (doc_key, idx, value, size, root), persisted at once (the caller releases
     it: the pairs' self-join and the stars read it three times, which Spark would otherwise
-    compute three times over, side by side), from packed bucket rows (``BUCKET_ROWS``,
-    ``parts_in_tasks``: each part's rows found shared in numpy, ``bucket_rows.shared_buckets``).
+    compute three times over, side by side), from packed bucket rows (``BUCKET_ROWS``; each
+    part's rows found shared in numpy, ``bucket_rows.shared_buckets``).
     The four million rows of 100,000 pages were Spark rows once: a hash aggregate, a join and a
     window over them cost 3.5 s; numpy, in a task per core, a few tenths of it."""
     return cut(shared_bucket_rows(rows).select("doc_key", "idx", "value", "size", "root"), SPILL)
@@ -389,7 +397,7 @@ def near_duplicate_pairs(fps: DataFrame, cfg: NearDupConfig, counts: dict[str, A
     candidates: dict[str, DataFrame] = {}
     parts = int(fps.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     for name, column in FAMILIES[cfg.algorithm]:
-        members = bucket_members(parts_in_tasks(packed_bucket_rows(fps, column, parts)))
+        members = bucket_members(packed_bucket_rows(fps, column, parts))  # grouped by part: shuffled once
         shared.append(members)
         candidates[name] = cut(bucket_pairs(members, cfg.bucket_cap), SPILL)
         count_buckets(members, cfg.bucket_cap, counts, name)
