@@ -219,9 +219,9 @@ def shared_bucket_rows(rows: DataFrame, first_new: int = 0) -> DataFrame:
     """The rows of every bucket of two or more pages that holds a page with doc_key >=
     ``first_new`` (every bucket of two or more pages when 0), with the bucket's size, its pages
     below ``first_new`` and its smallest doc_key (``MEMBERS_DDL``), from packed bucket rows
-    (``BUCKET_ROWS``) read bucketed on the part (an update's state tables) or hash-partitioned
-    on it (``parts_in_tasks``): each part's rows together in numpy (``bucket_rows.shared_buckets``),
-    no row shuffled."""
+    (``BUCKET_ROWS``): each part's rows together in numpy (``bucket_rows.shared_buckets``).
+    Read bucketed on the part (an update's state tables) or hash-partitioned on it
+    (``parts_in_tasks``), the rows are grouped where they are; others are shuffled by part."""
     return rows.groupBy("part").applyInArrow(lambda table: _members(table, first_new), MEMBERS_DDL)
 
 
