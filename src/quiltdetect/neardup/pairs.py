@@ -200,7 +200,8 @@ def parts_in_tasks(packed: DataFrame, entries: int) -> DataFrame:
     part: grouped by part (``shared_bucket_rows``) without another shuffle, a part at a time,
     and written as the state table (a task writes a file per Spark bucket it holds), in as many
     tasks as the session has cores, or more where a task would hold over ``TASK_BYTES``: not a
-    Spark task per part (each cost ~30 ms however few its rows)."""
+    Spark task per part, each of which costs the same however few its rows (docs/performance.md,
+    "Figures behind choices in the code")."""
     tasks = max(packed.sparkSession.sparkContext.defaultParallelism, math.ceil(entries * 20 / TASK_BYTES))
     return packed.repartition(tasks, "part")
 
@@ -230,9 +231,9 @@ def bucket_members(rows: DataFrame) -> DataFrame:
     smallest doc_key): (doc_key, idx, value, size, root), persisted at once (the caller releases
     it: the pairs' self-join and the stars read it three times, which Spark would otherwise
     compute three times over, side by side), from packed bucket rows (``BUCKET_ROWS``; each
-    part's rows found shared in numpy, ``bucket_rows.shared_buckets``).
-    The four million rows of 100,000 pages were Spark rows once: a hash aggregate, a join and a
-    window over them cost 3.5 s; numpy, in a task per core, a few tenths of it."""
+    part's rows found shared in numpy, ``bucket_rows.shared_buckets``), not as Spark rows
+    through a hash aggregate, a join and a window (docs/performance.md, "Figures behind choices
+    in the code")."""
     return cut(shared_bucket_rows(rows).select("doc_key", "idx", "value", "size", "root"), SPILL)
 
 
