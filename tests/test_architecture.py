@@ -114,10 +114,11 @@ def test_each_bucket_table_is_defined_once_in_arrow_and_its_spark_ddl_derived():
     from quiltdetect.neardup import pairs
     from quiltdetect.quilts import cover, gram_table, patch_grams, patchfrac
 
-    assert ddl(pa.schema([("a", pa.int32()), ("b", pa.binary()), ("c", pa.float64())])) == "a int, b binary, c double"
+    assert ddl(pa.schema([("a", pa.int32()), ("b", pa.binary()), ("c", pa.float64()), ("d", pa.bool_())])) == (
+        "a int, b binary, c double, d boolean")
     for module, names in ((gram_table, ("GRAM_BUCKETS", "WORD_HASHES")), (patch_grams, ("DOC_PARTS", "DOC_BUCKETS")),
                           (patchfrac, ("FRACTIONS",)), (cover, ("PATCH_PAIRS", "TRIPLES")),
-                          (pairs, ("BUCKET_ROWS", "MEMBERS"))):
+                          (pairs, ("BUCKET_ROWS", "MEMBERS", "TOUCHED"))):
         for name in names:
             assert getattr(module, f"{name}_DDL") == ddl(getattr(module, name))
             assert not {f.name for f in getattr(module, name)} & set("abcde"), name  # named columns

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quiltdetect.kernel.bucket_rows import rows_by_part, shared_buckets
+from quiltdetect.kernel.bucket_rows import bucket_roots, rows_by_part, shared_buckets
 from quiltdetect.kernel.grams import fmix64, gram_fingerprints
 from quiltdetect.neardup import calibrate as cal
 from quiltdetect.neardup import lsh
@@ -380,3 +380,25 @@ def test_shared_buckets_equal_the_definition(rows, first_new):
             got |= set(zip(docs[rows_found].tolist(), idx[rows_found].tolist(), values[rows_found].tolist(),
                            found.size.tolist(), found.old_size.tolist(), found.root.tolist(), strict=True))
         assert got == expected
+
+
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 3), st.integers(-3, 3)), max_size=80, unique_by=lambda r: r[:2]),
+       st.permutations(range(10)), st.integers(0, 10))
+@settings(max_examples=150, deadline=None)
+def test_bucket_roots_equal_the_definition(rows, ranks, first_new):
+    """Each row's bucket's first page in rank order (its rank and doc_key) and first old page's
+    rank (doc_key < first_new; -1 when none), in the order the rows came."""
+    docs = np.array([r[0] for r in rows], dtype=np.int64)
+    idx = np.array([r[1] for r in rows], dtype=np.int32)
+    values = np.array([r[2] * 0x9E3779B97F4A7C15 % 2**64 - 2**63 for r in rows], dtype=np.int64)
+    rank = np.array(ranks, dtype=np.int64)[docs]
+    buckets: dict[tuple[int, int], list[int]] = {}
+    for d, i, v in zip(docs.tolist(), idx.tolist(), values.tolist(), strict=True):
+        buckets.setdefault((v, i), []).append(d)
+    first = {b: min(ds, key=lambda d: ranks[d]) for b, ds in buckets.items()}
+    old = {b: min((ranks[d] for d in ds if d < first_new), default=-1) for b, ds in buckets.items()}
+    found = bucket_roots(values, idx, rank, docs, first_new)
+    keys = list(zip(values.tolist(), idx.tolist(), strict=True))
+    assert found.root.tolist() == [ranks[first[b]] for b in keys]
+    assert found.root_key.tolist() == [first[b] for b in keys]
+    assert found.old_root.tolist() == [old[b] for b in keys]

@@ -19,7 +19,6 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -158,12 +157,11 @@ def test_the_first_command_prints_the_demos_quilts_then_the_python_example_runs(
         persisted = set(spark.sparkContext._jsc.getPersistentRDDs())
         # A user's new session does not set the shuffle partitions (Spark's default, 200: the
         # example took 66 s and 42 s in a plain local[2] session, 34 s for both here): each call
-        # sizes them for its input (12 s here) and leaves the session's setting as it was.
+        # sizes them for its input and leaves the session's setting as it was (checked below on
+        # the partitions each run used, not on a time: this machine's speed varies by half).
         spark.conf.unset("spark.sql.shuffle.partitions")
         capsys.readouterr()
-        began = time.monotonic()
         exec(compile(code, "README.md", "exec"), {})
-        took = time.monotonic() - began
         assert spark.conf.get("spark.sql.shuffle.partitions", None) is None
         assert set(spark.sparkContext._jsc.getPersistentRDDs()) <= persisted and mine.is_cached
         mine.unpersist()
@@ -171,7 +169,6 @@ def test_the_first_command_prints_the_demos_quilts_then_the_python_example_runs(
         assert printed.strip() == shown.group(1).strip()  # what the docs show, as it is printed
         kept, dropped = re.search(r"(\d+) pages kept, (\d+) near-duplicates dropped", printed).groups()
         assert int(kept) + int(dropped) == spark.read.parquet(docs).count() and int(dropped) > 0
-        assert took < 30, f"the Python example took {took:.0f} s (both calls)"
         used = [yaml.safe_load(p.read_text())["spark"]["spark.sql.shuffle.partitions"]
                 for p in checkout.glob("quiltdetect-*/config.yaml") if p.parent.name != "quiltdetect-demo"]
         assert len(used) == 2 and set(used) == {spark.sparkContext.defaultParallelism}, used  # 1.5 MB of text

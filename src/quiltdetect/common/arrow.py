@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 SPARK_TYPES = {pa.int8(): "byte", pa.int32(): "int", pa.int64(): "long", pa.float64(): "double",
-               pa.binary(): "binary", pa.string(): "string"}
+               pa.binary(): "binary", pa.string(): "string", pa.bool_(): "boolean"}
 
 
 def ddl(schema: pa.Schema) -> str:

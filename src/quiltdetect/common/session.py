@@ -25,9 +25,14 @@ from quiltdetect.common.metrics import progress
 BASE_CONF: dict[str, str] = {
     "spark.sql.adaptive.enabled": "true",
     "spark.sql.adaptive.coalescePartitions.enabled": "true",
-    # coalesce small shuffle partitions to the advisory size (64 MB) instead of keeping as many
-    # as possible: every task costs a Python round trip, and most shuffles here are small
-    "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
+    # coalesce shuffle partitions to a task per core (Spark's default parallelism), each of at
+    # most the advisory size (64 MB) and at least 8 MB: small shuffles become one task (every task
+    # costs a Python round trip; Spark's own minimum, 1 MB, made a task of every few thousand
+    # rows), and one of 16 to 128 MB no longer runs as one task while the other cores wait (an
+    # update's touched buckets and their ranks at 1,100,000 pages; docs/performance.md, "Figures
+    # behind choices in the code")
+    "spark.sql.adaptive.coalescePartitions.parallelismFirst": "true",
+    "spark.sql.adaptive.coalescePartitions.minPartitionSize": "8m",
     # ... also for cached (persisted) plans, which otherwise keep all spark.sql.shuffle.partitions
     "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",

@@ -79,3 +79,37 @@ def shared_buckets(values: np.ndarray, idx: np.ndarray, doc_keys: np.ndarray, fi
     rows = held[np.repeat(chosen, sizes)]
     sizes, new, roots = sizes[chosen], new[chosen], roots[chosen]
     return SharedBuckets(rows, np.repeat(sizes, sizes), np.repeat(sizes - new, sizes), np.repeat(roots, sizes))
+
+
+@dataclass(frozen=True)
+class BucketRoots:
+    """Each row's bucket's first row in rank order: its rank and doc_key, and the first rank
+    among the bucket's old rows (doc_key < first_new; -1 when it has none)."""
+
+    root: np.ndarray  # int64 per row
+    root_key: np.ndarray  # int64 per row
+    old_root: np.ndarray  # int64 per row, -1: no old row in the bucket
+
+
+def bucket_roots(values: np.ndarray, idx: np.ndarray, ranks: np.ndarray, doc_keys: np.ndarray,
+                 first_new: int) -> BucketRoots:
+    """The roots of the buckets (equal ``values`` and ``idx``) of the rows given, each row's in
+    input order: what an update's touched buckets add to their rows once each row has its page's
+    rank over the union (ranks are distinct per page, so the first row is unique)."""
+    values, idx = np.asarray(values, dtype=np.int64), np.asarray(idx, dtype=np.int64)
+    ranks, doc_keys = np.asarray(ranks, dtype=np.int64), np.asarray(doc_keys, dtype=np.int64)
+    n = values.shape[0]
+    if n == 0:
+        return BucketRoots(_EMPTY, _EMPTY, _EMPTY)
+    order = np.lexsort((ranks, idx, values))
+    v, i = values[order], idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], (v[1:] != v[:-1]) | (i[1:] != i[:-1]))))
+    sizes = np.diff(np.append(starts, n))
+    old_ranks = np.where(doc_keys[order] < first_new, ranks[order], np.iinfo(np.int64).max)
+    old_root = np.minimum.reduceat(old_ranks, starts)
+    old_root[old_root == np.iinfo(np.int64).max] = -1
+    root, root_key, old = (np.empty(n, dtype=np.int64) for _ in range(3))
+    root[order] = np.repeat(ranks[order[starts]], sizes)
+    root_key[order] = np.repeat(doc_keys[order[starts]], sizes)
+    old[order] = np.repeat(old_root, sizes)
+    return BucketRoots(root, root_key, old)

@@ -55,7 +55,6 @@ from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.window import Window
 
 from quiltdetect.common import fs
 from quiltdetect.common.arrow import ARRAY_WRITE_OPTIONS
@@ -88,6 +87,7 @@ from quiltdetect.neardup.pairs import (
     rows_of,
     shared_bucket_rows,
     small,
+    touched_bucket_rows,
 )
 from quiltdetect.previous import doc_ranks, union_documents
 
@@ -272,15 +272,9 @@ def touched_buckets(rows: DataFrame, union: Chain) -> DataFrame:
     is_new, idx, value, size, old_size, root, root_key, old_root); persisted (the caller
     releases it). ``rows``: the family's packed bucket rows of the union, hashed on the part:
     each part's stored and new rows meet in numpy (``pairs.shared_bucket_rows``), without a
-    shuffle; only the touched buckets' rows go on, to be ranked by doc_id."""
-    bucket = Window.partitionBy("value", "idx")
-    shared = (shared_bucket_rows(rows, union.n_old).join(union.ranks, on="doc_key")
-              .withColumn("is_new", union.is_new()))
-    return cut(shared.select(
-        "doc_key", "rank", "is_new", "idx", "value", "size", "old_size",
-        F.min("rank").over(bucket).alias("root"),
-        F.min(F.struct("rank", "doc_key")).over(bucket)["doc_key"].alias("root_key"),
-        F.min(F.when(~F.col("is_new"), F.col("rank"))).over(bucket).alias("old_root")), SPILL)
+    shuffle; only the touched buckets' rows go on, to be ranked by doc_id and rooted
+    (``pairs.touched_bucket_rows``)."""
+    return cut(touched_bucket_rows(shared_bucket_rows(rows, union.n_old), union.ranks, union.n_old), SPILL)
 
 
 def affected_rows(members: DataFrame, cap: int) -> DataFrame:

@@ -25,7 +25,7 @@ from quiltdetect.common.arrow import ddl
 from quiltdetect.common.caching import SPILL, cut, keep, release
 from quiltdetect.documents.keys import partition_values
 from quiltdetect.documents.urls import site_of
-from quiltdetect.kernel.bucket_rows import rows_by_part, shared_buckets
+from quiltdetect.kernel.bucket_rows import bucket_roots, rows_by_part, shared_buckets
 from quiltdetect.neardup.config import NearDupConfig
 from quiltdetect.neardup.fingerprints import fingerprint_batch_arrays, lsh_batch
 from quiltdetect.neardup.simhash import n_pieces
@@ -49,6 +49,13 @@ ROW_ENTRIES = 1 << 16
 MEMBERS = pa.schema([("doc_key", pa.int64()), ("idx", pa.int32()), ("value", pa.int64()), ("size", pa.int64()),
                      ("old_size", pa.int64()), ("root", pa.int64())])
 MEMBERS_DDL = ddl(MEMBERS)
+# An update's touched buckets' rows (``touched_bucket_rows``): MEMBERS with each page's rank over
+# the union and whether it is new, and each bucket's root (first page in rank order: rank and
+# doc_key) and first old page's rank (null when none).
+TOUCHED = pa.schema([("doc_key", pa.int64()), ("rank", pa.int64()), ("is_new", pa.bool_()), ("idx", pa.int32()),
+                     ("value", pa.int64()), ("size", pa.int64()), ("old_size", pa.int64()), ("root", pa.int64()),
+                     ("root_key", pa.int64()), ("old_root", pa.int64())])
+TOUCHED_DDL = ddl(TOUCHED)
 # The columns of pairs/ (besides the two documents) per algorithm.
 PAIR_COLUMNS = {"lsh": ("resemblance", "containment", "same_site")}
 HENZINGER_COLUMNS = ("b_similarity", "c_similarity", "same_site")
@@ -224,6 +231,32 @@ def shared_bucket_rows(rows: DataFrame, first_new: int = 0) -> DataFrame:
     Read bucketed on the part (an update's state tables) or hash-partitioned on it
     (``parts_in_tasks``), the rows are grouped where they are; others are shuffled by part."""
     return rows.groupBy("part").applyInArrow(lambda table: _members(table, first_new), MEMBERS_DDL)
+
+
+def _touched(table: pa.Table, first_new: int) -> pa.Table:
+    """``TOUCHED`` of the ranked rows of whole buckets (``bucket_rows.bucket_roots``)."""
+    keys, ranks = table.column("doc_key").to_numpy(), table.column("rank").to_numpy()
+    found = bucket_roots(table.column("value").to_numpy(), table.column("idx").to_numpy(), ranks, keys, first_new)
+    return pa.Table.from_arrays(
+        [table.column("doc_key"), table.column("rank"), pa.array(keys >= first_new), table.column("idx"),
+         table.column("value"), table.column("size"), table.column("old_size"), pa.array(found.root),
+         pa.array(found.root_key), pa.array(found.old_root, mask=found.old_root < 0)], schema=TOUCHED)
+
+
+def touched_bucket_rows(members: DataFrame, ranks: DataFrame, first_new: int) -> DataFrame:
+    """``TOUCHED_DDL``: the rows of shared buckets that hold a page with doc_key >= ``first_new``
+    (``shared_bucket_rows``) with their pages' ranks (``ranks``: doc_key, rank), each bucket's
+    root and first old page found in numpy, a group of buckets at a time (by a hash of the
+    value), not by a window that sorts every row by bucket in Spark."""
+    ranked = (members.join(ranks, on="doc_key")
+              .withColumn("_group", F.pmod(F.xxhash64("value"), F.lit(BUCKET_GROUPS))))
+    return ranked.groupBy("_group").applyInArrow(
+        lambda table: _touched(table.select(list(MEMBERS.names) + ["rank"]), first_new), TOUCHED_DDL)
+
+
+# The groups of buckets ``touched_bucket_rows`` finds roots in (each a numpy call; Spark's
+# partitions are fewer and adaptive execution sizes them).
+BUCKET_GROUPS = 256
 
 
 def bucket_members(rows: DataFrame) -> DataFrame:
