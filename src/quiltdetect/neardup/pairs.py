@@ -233,6 +233,11 @@ def shared_bucket_rows(rows: DataFrame, first_new: int = 0) -> DataFrame:
     return rows.groupBy("part").applyInArrow(lambda table: _members(table, first_new), MEMBERS_DDL)
 
 
+# The groups of buckets ``touched_bucket_rows`` finds roots in (each a numpy call; Spark's
+# partitions are fewer and adaptive execution sizes them).
+BUCKET_GROUPS = 256
+
+
 def _touched(table: pa.Table, first_new: int) -> pa.Table:
     """``TOUCHED`` of the ranked rows of whole buckets (``bucket_rows.bucket_roots``)."""
     keys, ranks = table.column("doc_key").to_numpy(), table.column("rank").to_numpy()
@@ -252,11 +257,6 @@ def touched_bucket_rows(members: DataFrame, ranks: DataFrame, first_new: int) ->
               .withColumn("_group", F.pmod(F.xxhash64("value"), F.lit(BUCKET_GROUPS))))
     return ranked.groupBy("_group").applyInArrow(
         lambda table: _touched(table.select(list(MEMBERS.names) + ["rank"]), first_new), TOUCHED_DDL)
-
-
-# The groups of buckets ``touched_bucket_rows`` finds roots in (each a numpy call; Spark's
-# partitions are fewer and adaptive execution sizes them).
-BUCKET_GROUPS = 256
 
 
 def bucket_members(rows: DataFrame) -> DataFrame:
