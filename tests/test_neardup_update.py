@@ -16,6 +16,7 @@ import pytest
 from test_neardup_parity import DATES, make_corpus
 
 from quiltdetect import find_near_duplicates
+from quiltdetect import previous as previous_module
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.layout import COMPLETE, work_table
 from quiltdetect.neardup import pairs as bucket_rule
@@ -116,11 +117,14 @@ def test_a_chain_in_crawl_order_equals_a_fresh_run_over_the_union(spark, tmp_pat
     decisions are those of one pass over the union (a fresh run's: the parity tests hold the
     fresh run to that pass). The combined-sites chain takes the paths of a large segment: the
     pages it verifies, names and decides picked by shuffles instead of broadcasts (past
-    ``BROADCAST_PAGES``), its tables sorted by ``orderBy``'s ranges (past ``ONE_TASK_SORT_ROWS``)."""
+    ``BROADCAST_PAGES``), the new doc_ids matched against the previous ones by a shuffle (past
+    ``previous.BROADCAST_NEW``), its tables sorted by ``orderBy``'s ranges (past
+    ``ONE_TASK_SORT_ROWS``)."""
     n = 2 if not settings else 3
     if settings:
         monkeypatch.setattr(bucket_rule, "BROADCAST_PAGES", -1)
         monkeypatch.setattr(bucket_rule, "ONE_TASK_SORT_ROWS", -1)
+        monkeypatch.setattr(previous_module, "BROADCAST_NEW", -1)
     segments, docs = crawl_ordered(zlib.crc32(repr(sorted(settings.items())).encode()), 6, n)
     check_chain(spark, tmp_path, settings, segments)
     cfg = merge_settings(NearDupConfig, settings).validate(need_io=False)

@@ -27,6 +27,10 @@ SEGMENT = work_table("segment")  # the new documents of an update, keyed as in d
 # An update's new records whose doc_id the previous run holds are left out of the texts by a
 # broadcast join up to this many doc_ids (a re-crawl of part of the archive), by a shuffle above.
 BROADCAST_SEEN = 1_000_000
+# The previous documents' doc_ids are matched against the new records' by a broadcast of the new
+# ones up to this many records (a segment: the archive's doc_ids are read once, not shuffled), by
+# a shuffle of both above.
+BROADCAST_NEW = 2_000_000
 
 
 def union_documents(run: JobRun) -> tuple[DataFrame, DataFrame, int]:
@@ -42,8 +46,14 @@ def union_documents(run: JobRun) -> tuple[DataFrame, DataFrame, int]:
         n_old = finished.documents if finished.documents is not None else int(old.count())
         read = read_documents(spark, cfg, out, files=run.files, frame=run.frame, reread=True)
         # The new records' doc_ids that the previous run holds (at most the segment's, found on
-        # the doc_ids alone): the texts leave them out on their way to the one shuffle.
-        seen = keep(read.candidate_ids.join(old.select("doc_id"), on="doc_id", how="left_semi").distinct(), SPILL)
+        # the doc_ids alone; the previous ones read once against a broadcast of the new ones, not
+        # shuffled): the texts leave them out on their way to the one shuffle.
+        if read.candidates <= BROADCAST_NEW:
+            ids = F.broadcast(read.candidate_ids.select("doc_id"))
+            seen = old.select("doc_id").join(ids, on="doc_id", how="left_semi")
+        else:
+            seen = read.candidate_ids.join(old.select("doc_id"), on="doc_id", how="left_semi").distinct()
+        seen = keep(seen, SPILL)
         n_seen = seen.count()
         known = F.broadcast(seen) if n_seen <= BROADCAST_SEEN else seen
         unseen = read.candidate_ids.join(known, "doc_id", "left_anti")

@@ -19,13 +19,14 @@ came in with the tables' Spark bucket count (``neardup-state.json``). An update,
 output directory,
 
 1. writes ``docs/`` as the previous documents and the new ones not already there, keyed after
-   them (``previous.union_documents``), and ranks every page by doc_id over the union: the
-   order a fresh run's doc_keys have, which decides a bucket's root and a cluster's id;
+   them (``previous.union_documents``);
 2. fingerprints only the new pages, and writes them and their bucket rows as layers beside the
    stored tables (whose files are linked or copied, not read);
 3. finds the buckets the new pages fall in and only their stored rows (each part's stored and
    new rows together in numpy, Spark bucket by Spark bucket: every stored row is read once and
-   none is shuffled), and from them every candidate pair with a new page, by the bucket rule
+   none is shuffled), ranks the pages it compares by doc_id (``compared_ranks``: the order a
+   fresh run's doc_keys have, which decides a bucket's root and a cluster's id), and from the
+   touched buckets finds every candidate pair with a new page, by the bucket rule
    (``pairs.bucket_pairs``: all pairs of a bucket of at most ``bucket_cap`` pages; star edges
    from its smallest page above). Pairs of two old pages can only disappear: a bucket that new
    pages take past the cap, or whose root a new page becomes, gives fewer of them. Those old
@@ -50,7 +51,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame
@@ -172,7 +173,9 @@ class Chain:
     docs: DataFrame  # docs/: every document of the chain so far
     new: DataFrame  # the pages this run decides: all of docs/ in a fresh run, an update's new ones
     previous: PreviousNearDup | None  # the finished run it extends; None in a fresh run
-    ranks: DataFrame | None  # (doc_key, rank): doc_id order over the union, persisted; None when the doc_keys are it
+    # (doc_key, rank): doc_id order among the pages an update compares (``compared_ranks``),
+    # persisted; None in a fresh run (the doc_keys are it) and in an update before its pairs stage
+    ranks: DataFrame | None
     n_old: int  # the first new doc_key (0 in a fresh run)
     spark_buckets: int  # the Spark buckets the bucket rows are hashed into
     runs: list[list]  # [first doc_key, run_id] of every run of the chain, this one last
@@ -193,20 +196,21 @@ class Chain:
     def with_ranks(self, frame: DataFrame, key: str, rank: str) -> DataFrame:
         """``frame`` with the doc_id rank of its column ``key`` as ``rank``."""
         if self.ranks is None:
+            assert self.fresh, "an update's pages are ranked in its pairs stage"
             return frame.withColumn(rank, F.col(key))
         return frame.join(self.ranks.select(F.col("doc_key").alias(key), F.col("rank").alias(rank)), on=key)
 
 
 def start_chain(run: JobRun) -> Chain:
     """The ingest stage of either step: a fresh run's docs/ (every page new), or an update's
-    union with the previous documents and the ranks of the union (``previous.union_documents``)."""
+    union with the previous documents (``previous.union_documents``), its pages not yet ranked."""
     if run.previous is None:
         docs = run.docs()
         return Chain(docs, docs, None, None, 0, int(run.spark.conf.get("spark.sql.shuffle.partitions")),
                      [[0, run.state.run_id]])
     previous = previous_near_dup(run.previous)
     docs, new, n_old = union_documents(run)
-    return Chain(docs, new, previous, cut(doc_ranks(docs), SPILL), n_old, previous.spark_buckets,
+    return Chain(docs, new, previous, None, n_old, previous.spark_buckets,
                  [*previous.runs, [n_old, run.state.run_id]])
 
 
@@ -266,15 +270,32 @@ def fingerprints_stage(run: JobRun, chain: Chain, cfg: NearDupConfig) -> tuple[D
     return (added if table is None else table), rows
 
 
-def touched_buckets(rows: DataFrame, union: Chain) -> DataFrame:
-    """Every row of the buckets of two or more pages that hold a new page, old pages' too, with
+def shared_rows(rows: DataFrame, union: Chain) -> DataFrame:
+    """The rows of the buckets of two or more pages that hold a new page, old pages' too
+    (``pairs.MEMBERS``), persisted (the caller releases them). ``rows``: the family's packed
+    bucket rows of the union, hashed on the part: each part's stored and new rows meet in numpy
+    (``pairs.shared_bucket_rows``), without a shuffle."""
+    return cut(shared_bucket_rows(rows, union.n_old), SPILL)
+
+
+def compared_ranks(docs: DataFrame, keys: list[DataFrame]) -> DataFrame:
+    """(doc_key, rank) of the pages of ``keys`` (doc_key): their order by doc_id, persisted. An
+    update compares doc_ids only among the pages of its touched buckets, of the previous pairs
+    and clusters and the roots of the previous capped buckets (every page of a new pair or
+    cluster is one of them), so ranks among these order every comparison as ranks over the union
+    would: only their doc_ids are sorted, not the whole archive's (``previous.doc_ranks``)."""
+    picked, _ = rows_of(docs.select("doc_key", "doc_id"), reduce(DataFrame.unionByName, keys))
+    ranks = cut(doc_ranks(picked), SPILL)
+    release(picked)
+    return ranks
+
+
+def touched_buckets(shared: DataFrame, union: Chain) -> DataFrame:
+    """Every row of the buckets of two or more pages that hold a new page (``shared_rows``), with
     the bucket's size and root over the union and over the old pages alone: (doc_key, rank,
     is_new, idx, value, size, old_size, root, root_key, old_root); persisted (the caller
-    releases it). ``rows``: the family's packed bucket rows of the union, hashed on the part:
-    each part's stored and new rows meet in numpy (``pairs.shared_bucket_rows``), without a
-    shuffle; only the touched buckets' rows go on, to be ranked by doc_id and rooted
-    (``pairs.touched_bucket_rows``)."""
-    return cut(touched_bucket_rows(shared_bucket_rows(rows, union.n_old), union.ranks, union.n_old), SPILL)
+    releases it): ranked by doc_id and rooted (``pairs.touched_bucket_rows``)."""
+    return cut(touched_bucket_rows(shared, union.ranks, union.n_old), SPILL)
 
 
 def affected_rows(members: DataFrame, cap: int) -> DataFrame:
@@ -331,10 +352,10 @@ def capped_after(members: DataFrame, previous_capped: DataFrame | None, family: 
     return kept.select(*[c.split()[0] for c in CAPPED_SCHEMA.split(", ")]).unionByName(now)
 
 
-def previous_pairs(run: JobRun, previous: PreviousNearDup, union: Chain, algorithm: str) -> DataFrame:
-    """The previous run's pairs on the union's keys (an old page keeps its key): (a, b, a_rank,
-    b_rank, pair_columns…)."""
-    return (read_parquet(run.spark, previous.finished.table(PAIRS))
+def previous_pairs(stored: DataFrame, union: Chain, algorithm: str) -> DataFrame:
+    """The previous run's pairs (``stored``) on the union's keys (an old page keeps its key): (a,
+    b, a_rank, b_rank, pair_columns…)."""
+    return (stored
             .join(union.ranks.select(F.col("doc_key").alias("a"), F.col("rank").alias("a_rank")), on="a")
             .join(union.ranks.select(F.col("doc_key").alias("b"), F.col("rank").alias("b_rank")), on="b")
             .select("a", "b", "a_rank", "b_rank", *pair_columns(algorithm)))
@@ -349,9 +370,10 @@ def family_pairs(old_pairs: DataFrame, family: str, algorithm: str) -> DataFrame
 
 
 def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: Chain,
-                cfg: NearDupConfig) -> tuple[DataFrame, DataFrame]:
+                cfg: NearDupConfig) -> tuple[DataFrame, DataFrame, Chain]:
     """The pairs of the chain on doc_keys (a the smaller doc_id, then ``pair_columns``; with
-    a_rank, b_rank after an update) and the previous pairs withdrawn (a, b), both persisted.
+    a_rank, b_rank after an update), the previous pairs withdrawn (a, b), both persisted, and the
+    chain with its pages' ranks (an update's: ``compared_ranks``).
 
     For each bucket family: the buckets this step decides (every bucket of two or more pages in
     a fresh run, ``pairs.bucket_members``; those that hold a new page in an update,
@@ -362,8 +384,18 @@ def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: 
     spark, cap, previous = run.spark, cfg.bucket_cap, chain.previous
     what = "candidates from buckets" if chain.fresh else "candidates with a new page"
     with run.metrics.stage(spark, "pairs", f"{cfg.algorithm}: {what}, verified exactly") as counts:
-        old_pairs = None if previous is None else cut(previous_pairs(run, previous, chain, cfg.algorithm), SPILL)
-        previous_capped = None if previous is None else read_parquet(spark, previous.finished.table(CAPPED))
+        old_pairs = previous_capped = None
+        shared: dict[str, DataFrame] = {}
+        if previous is not None:
+            stored = read_parquet(spark, previous.finished.table(PAIRS))
+            previous_capped = read_parquet(spark, previous.finished.table(CAPPED))
+            shared = {family: shared_rows(rows[family], chain) for family, _ in FAMILIES[cfg.algorithm]}
+            compared = [*(frame.select("doc_key") for frame in shared.values()),
+                        stored.select(F.col("a").alias("doc_key")), stored.select(F.col("b").alias("doc_key")),
+                        previous_capped.select(F.col("root").alias("doc_key")),
+                        read_parquet(spark, previous.finished.table(CLUSTERS)).select("doc_key")]
+            chain = replace(chain, ranks=compared_ranks(chain.docs, compared))
+            old_pairs = cut(previous_pairs(stored, chain, cfg.algorithm), SPILL)
         candidates, withdrawn, capped, held = {}, [], [], []
         for family, column in FAMILIES[cfg.algorithm]:
             if previous is None:
@@ -372,7 +404,8 @@ def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: 
                 candidates[family] = cut(bucket_pairs(members, cap), SPILL)
                 count_buckets(members, cap, counts, family)
             else:
-                members = touched_buckets(rows[family], chain)
+                members = touched_buckets(shared[family], chain)
+                release(shared[family])
                 candidates[family] = cut(bucket_pairs(members, cap, order="rank", root_key="root_key", new="is_new"),
                                          SPILL)
                 counts[f"{family}_candidates"] = candidates[family].count()
@@ -408,7 +441,7 @@ def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: 
         run.out.write_table(reduce(DataFrame.unionByName, capped), work_table(CAPPED))
         for frame in held:
             release(frame)
-    return pairs, gone
+    return pairs, gone, chain
 
 
 def clusters_stage(run: JobRun, pairs: DataFrame, gone: DataFrame, chain: Chain, cfg: NearDupConfig) -> DataFrame:

@@ -79,7 +79,7 @@ class NearDupJob(Job[NearDupConfig]):
         cfg = self.cfg
         chain = start_chain(run)
         fps, rows = fingerprints_stage(run, chain, cfg)
-        pairs, gone = pairs_stage(run, fps, rows, chain, cfg)
+        pairs, gone, chain = pairs_stage(run, fps, rows, chain, cfg)
         clusters = clusters_stage(run, pairs, gone, chain, cfg)
         clustered = write_outputs(run, chain.docs, pairs, clusters, cfg.algorithm)
         kept_stage(run, chain, pairs, clusters, cfg.algorithm, clustered)
