@@ -205,6 +205,16 @@ def test_components_of_equal_union_find(edges, offset):
     from quiltdetect.kernel.components import components_of
 
     edges = [(a + offset, b + offset) for a, b in edges]
+    expected = _components(edges, lambda x: x)
+    v = np.array([a for a, _ in edges], dtype=np.int64)
+    u = np.array([b for _, b in edges], dtype=np.int64)
+    nodes, centres = components_of(v, u)
+    assert nodes.tolist() == sorted(expected)
+    assert dict(zip(nodes.tolist(), centres.tolist(), strict=True)) == expected
+
+
+def _components(edges: list[tuple[int, int]], name) -> dict[int, int]:
+    """Each node of ``edges`` -> the node of its component that ``name`` orders first."""
     parent: dict[int, int] = {}
 
     def find(x: int) -> int:
@@ -214,9 +224,32 @@ def test_components_of_equal_union_find(edges, offset):
 
     for a, b in edges:
         ra, rb = find(a), find(b)
-        parent[max(ra, rb)] = min(ra, rb)
-    v = np.array([a for a, _ in edges], dtype=np.int64)
-    u = np.array([b for _, b in edges], dtype=np.int64)
-    nodes, centres = components_of(v, u)
-    assert nodes.tolist() == sorted(parent)
-    assert dict(zip(nodes.tolist(), centres.tolist(), strict=True)) == {x: find(x) for x in parent}
+        if ra != rb:
+            parent[max(ra, rb, key=name)] = min(ra, rb, key=name)
+    return {x: find(x) for x in parent}
+
+
+@given(st.lists(st.tuples(st.integers(0, 19), st.integers(0, 19)).filter(lambda e: e[0] != e[1]), max_size=30),
+       st.lists(st.booleans(), min_size=30, max_size=30), st.permutations(range(30)), st.integers(0, 30))
+@settings(max_examples=200, deadline=None)
+def test_updated_components_equal_the_components_of_the_remaining_and_new_pairs(old, withdrawn, ranks, extra):
+    """An update's clusters (the previous clusters as stars, those that lost a pair rebuilt from
+    their pairs, and the pairs with a new page) are the components of every remaining and new
+    pair, each named by its page of smallest rank; and the count of rebuilt clusters."""
+    from quiltdetect.kernel.components import updated_components
+
+    first_new = 20  # pages 20..29 are new
+    rank = lambda x: ranks[x]  # noqa: E731
+    old = sorted({(min(a, b, key=rank), max(a, b, key=rank)) for a, b in old})
+    before = _components(old, rank)
+    gone = [p for p, w in zip(old, withdrawn, strict=False) if w]
+    new = [(a % 30, 20 + (a + b + extra) % 10) for a, b in old[: extra % 7]] + [(20 + extra % 10, 20 + (extra + 3) % 10)]
+    new = sorted({(min(a, b, key=rank), max(a, b, key=rank)) for a, b in new if a != b})
+    pairs = [p for p in old if p not in gone] + new
+    keys = np.arange(30, dtype=np.int64)
+    arr = lambda xs: np.array(xs, dtype=np.int64)  # noqa: E731
+    pages, named, rebuilt = updated_components(
+        keys, arr(ranks), arr(list(before)), arr(list(before.values())), arr([a for a, _ in pairs]),
+        arr([b for _, b in pairs]), arr([a for a, _ in gone]), arr([b for _, b in gone]), first_new)
+    assert dict(zip(pages.tolist(), named.tolist(), strict=True)) == _components(pairs, rank)
+    assert rebuilt == len({before[a] for p in gone for a in p})
