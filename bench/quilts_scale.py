@@ -636,6 +636,8 @@ def incremental_rows(args: argparse.Namespace, record) -> dict:
         if label == "update":  # a million-page fresh run needs their disk (its shuffle files alone ~13 GB)
             shutil.rmtree(archive_out, ignore_errors=True)
             shutil.rmtree(update_out, ignore_errors=True)
+        elif label != "archive":
+            dropped(args, output)
     pages = archive_meta["pages"]
     ingest = runs["update"]["counts"].get("ingest", {})
     touched = runs["update"]["counts"].get("patchfrac", {}).get("recomputed_old_documents", pages)
