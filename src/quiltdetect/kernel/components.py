@@ -1,5 +1,6 @@
-"""Connected components of a graph held in memory, in numpy: the one-task path of
-``neardup.clusters.connected_components`` for graphs of up to a few million edges."""
+"""Connected components of a graph held in memory, in numpy: the one-task paths of
+``neardup.clusters.connected_components`` and of an update's clusters
+(``neardup.chain.clusters_in_one_task``) for graphs of up to a few million edges."""
 
 from __future__ import annotations
 
