@@ -47,6 +47,7 @@ SAMPLE = REPO / "data" / "sample"
 CRAWL = ("sample-0000.warc.gz", "clueweb-quirk.warc.gz", "synthetic-quilts.warc.gz")
 VERSION = re.search(r"^ARG SPARK_IMAGE=apache/spark:([\d.]+)-", (REPO / "docker" / "Dockerfile").read_text(), re.M).group(1)
 BASE = os.environ.get("QUILTDETECT_SPARK_BASE", f"quiltdetect/spark-standin:{VERSION}")
+STANDIN_LABEL = "quiltdetect.recipe"  # .ci/docker.sh labels the stand-in so; images built on it inherit it
 HOW = ("sudo bash .ci/docker.sh engine && sudo bash .ci/docker.sh base, then "
        "pytest -m deploy tests/test_deploy_docker_run.py")
 PREFIX = f"quiltdetect-test-{os.getpid()}"
@@ -127,7 +128,11 @@ def place(engine, tmp_path_factory) -> Path:
     for name in CRAWL:
         shutil.copy(SAMPLE / name, root / "crawl" / name)
     yield root
-    # Nothing of these tests outlives them: containers by name (a killed run's included).
+    _remove_containers()
+
+
+def _remove_containers() -> None:
+    """Nothing of these tests outlives them: containers by name (a killed run's included)."""
     names = subprocess.run(["docker", "ps", "-aq", "--filter", f"name={PREFIX}"], capture_output=True, text=True).stdout.split()
     if names:
         subprocess.run(["docker", "rm", "-f", *names], capture_output=True)
@@ -138,7 +143,13 @@ def image(place) -> str:
     """The docs' build line, on the stand-in base."""
     build = _line(docs_blocks()[0], r"^docker build ")
     _sh(f"{build} --build-arg SPARK_IMAGE={BASE} --network host", place, timeout=1500)
-    return "quiltdetect"
+    yield "quiltdetect"
+    # Nor does the image: each build left ~3.2 GB behind (the image and its first stage, untagged
+    # once the next build takes the name), and a machine that runs the tier daily ran out of disk.
+    # Only images made over the stand-in base (its label) go: no other image is pruned.
+    _remove_containers()  # a container of the image keeps it
+    subprocess.run(["docker", "rmi", "quiltdetect"], capture_output=True)
+    subprocess.run(["docker", "image", "prune", "-f", "--filter", f"label={STANDIN_LABEL}"], capture_output=True)
 
 
 def _local_run(argv: list[str]) -> str:

@@ -188,6 +188,22 @@ def test_parts_and_logs_other_installations_left_go_after_a_day(cache):
          "hs_err_pid8.log", f"{KEY}.failed"])
 
 
+def test_other_installations_keep_at_most_their_budget_newest_first(cache, monkeypatch):
+    """Each virtualenv is a key of its own: within their ages, other keys' archives and parts are
+    kept newest first up to ``OTHERS_BYTES``; this key's archive, however old or large, stays."""
+    monkeypatch.setattr(jvmclasses, "OTHERS_BYTES", 25)
+    cache.mkdir(parents=True)
+    now = time.time()
+    files = {f"{KEY}.jsa": (100, 50), "jvm-classes-a.jsa": (10, 1), "jvm-classes-b.7.part": (10, 2),
+             "jvm-classes-b.7.jvm8.log": (1, 2), "jvm-classes-c.jsa": (10, 3), "jvm-classes-d.jsa": (10, 4)}
+    for name, (size, age) in files.items():
+        (cache / name).write_bytes(b"x" * size)
+        os.utime(cache / name, (now - age, now - age))
+    jvmclasses.prune(cache, KEY)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        [f"{KEY}.jsa", "jvm-classes-a.jsa", "jvm-classes-b.7.part", "jvm-classes-b.7.jvm8.log"])
+
+
 def test_a_full_or_read_only_cache_starts_the_jvm_as_before(cache, monkeypatch):
     monkeypatch.setattr(jvmclasses.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=1 << 20))
     assert class_archive("java").options == ""

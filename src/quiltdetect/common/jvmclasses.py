@@ -41,6 +41,9 @@ STALE_SECONDS = 86_400.0  # a writer's log not touched for a day: its pid was re
 MIN_FREE_BYTES = 1 << 30  # the archive is ~170 MB; no archive is started on a fuller disk
 UNUSED_SECONDS = 30 * 86_400.0  # another key's archive no run has used for 30 days is deleted
 FAILED_SECONDS = 7 * 86_400.0  # after a JVM failed to start with the options, none for a week
+# Other keys' archives and parts kept at most, newest first: about three. Each new virtualenv
+# is a new key, and a day of installs (CI in throwaway clones) left 7 GB within the ages above.
+OTHERS_BYTES = 512 << 20
 
 
 def cache_dir() -> Path | None:
@@ -192,16 +195,27 @@ def prune(directory: Path, key: str, now: float | None = None) -> None:
     for ``UNUSED_SECONDS`` (each is ~170 MB, and an upgrade leaves the old one behind), a
     writer's part or log older than ``STALE_SECONDS`` (the last run of a deleted virtualenv
     leaves its JVM's part of ~170 MB that no run of its key will ever settle), and a note of a
-    failed start or a JVM's crash report older than ``FAILED_SECONDS``. This key's files are
+    failed start or a JVM's crash report older than ``FAILED_SECONDS``; and then, newest kept
+    first, other keys' archives and parts past ``OTHERS_BYTES`` in all. This key's files are
     ``settle``'s."""
     now = time.time() if now is None else now
     limits = {".jsa": UNUSED_SECONDS, ".part": STALE_SECONDS, ".log": STALE_SECONDS, ".failed": FAILED_SECONDS}
+    kept: list[tuple[float, int, Path]] = []
     for old in [*directory.glob("jvm-classes-*"), *directory.glob("hs_err_pid*.log")]:
         limit = FAILED_SECONDS if old.name.startswith("hs_err_pid") else limits.get(old.suffix)
         if limit is None or old.name.startswith(f"{key}."):
             continue
         with contextlib.suppress(OSError):  # gone already, or another user's
-            if now - old.stat().st_mtime > limit:
+            st = old.stat()
+            if now - st.st_mtime > limit:
+                old.unlink()
+            elif old.suffix in (".jsa", ".part"):
+                kept.append((st.st_mtime, st.st_size, old))
+    total = 0
+    for _, size, old in sorted(kept, key=lambda entry: (-entry[0], entry[2].name)):
+        total += size
+        if total > OTHERS_BYTES:
+            with contextlib.suppress(OSError):
                 old.unlink()
 
 
