@@ -185,3 +185,21 @@ def test_in_key_ranges_sort_dense_keys_into_range_partitions_without_a_sample(sp
             [k for k in keys if (k - first) * 4 // n == r] for r in range(4)]
     one = in_key_ranges(spark.createDataFrame([(first, "a")], "doc_key long, text string"), first, 1, 4)
     assert one.rdd.getNumPartitions() == 1 and [r["doc_key"] for r in one.collect()] == [first]
+
+
+def test_ranks_in_one_task_order_doc_ids_as_spark_sorts_them(spark):
+    """An update ranks the pages it compares in one Arrow sort (``previous.ranks_of``): the
+    ranks must be Spark's (``doc_ranks``) for doc_ids in any script, astral characters, case and
+    prefixes included (both order UTF-8 bytes; Python's str order is code points, which agrees)."""
+    from quiltdetect import previous
+
+    rng = random.Random(11)
+    alphabet = ["a", "B", "z", "0", "-", "é", "ß", "ي", "中", "ไ", "𝔸", "😀", "\u0301", "\uffff"]
+    ids = sorted({"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 6))) for _ in range(400)})
+    rng.shuffle(ids)
+    frame = spark.createDataFrame([(7 * k + 3, i) for k, i in enumerate(ids)], "doc_key long, doc_id string").repartition(3)
+    one_task = {r["doc_key"]: r["rank"] for r in previous.ranks_of(frame, len(ids)).collect()}
+    by_spark = {r["doc_key"]: r["rank"] for r in previous.ranks_of(frame, previous.ONE_TASK_RANKS + 1).collect()}
+    by_bytes = {7 * k + 3: r for r, (k, _) in enumerate(sorted(enumerate(ids), key=lambda x: x[1].encode()))}
+    assert one_task == by_spark == by_bytes
+    assert previous.ranks_of(frame.limit(0), 0).collect() == []

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from quiltdetect.kernel import bucket_rows
 from quiltdetect.kernel.bucket_rows import bucket_roots, rows_by_part, shared_buckets
 from quiltdetect.kernel.grams import fmix64, gram_fingerprints
 from quiltdetect.neardup import calibrate as cal
@@ -363,7 +366,8 @@ def test_packed_shingle_sets_round_trip_and_intersect_exactly(sets, cut):
 def test_shared_buckets_equal_the_definition(rows, first_new):
     """Every bucket (equal value and idx) of two or more rows that holds a row with doc_key >=
     first_new, each row with its bucket's size, old rows and smallest doc_key; any split into
-    parts gives the same rows (``rows_by_part``)."""
+    parts gives the same rows (``rows_by_part``), and so does an update's table of the new rows'
+    values of any size (``maybe_new``: with two slots nearly every old row passes it)."""
     docs = np.array([r[0] for r in rows], dtype=np.int64)
     idx = np.array([r[1] for r in rows], dtype=np.int32)
     values = np.array([r[2] * 0x9E3779B97F4A7C15 % 2**64 - 2**63 for r in rows], dtype=np.int64)  # few values, all 64 bits
@@ -372,13 +376,15 @@ def test_shared_buckets_equal_the_definition(rows, first_new):
         buckets.setdefault((v, i), []).append(d)
     expected = {(d, i, v, len(ds), sum(x < first_new for x in ds), min(ds))
                 for (v, i), ds in buckets.items() if len(ds) > 1 and max(ds) >= first_new for d in ds}
-    for parts in (1, 3):
+    for parts, slots in ((1, bucket_rows.MIN_SLOTS), (3, bucket_rows.MIN_SLOTS), (1, 2), (3, 1)):
         got = set()
-        for _, part_rows in rows_by_part(values, parts):
-            found = shared_buckets(values[part_rows], idx[part_rows], docs[part_rows], first_new)
-            rows_found = part_rows[found.rows]
-            got |= set(zip(docs[rows_found].tolist(), idx[rows_found].tolist(), values[rows_found].tolist(),
-                           found.size.tolist(), found.old_size.tolist(), found.root.tolist(), strict=True))
+        with mock.patch.object(bucket_rows, "MIN_SLOTS", slots), \
+                mock.patch.object(bucket_rows, "SLOTS_PER_NEW_ROW", 0 if slots < 4 else 32):
+            for _, part_rows in rows_by_part(values, parts):
+                found = shared_buckets(values[part_rows], idx[part_rows], docs[part_rows], first_new)
+                rows_found = part_rows[found.rows]
+                got |= set(zip(docs[rows_found].tolist(), idx[rows_found].tolist(), values[rows_found].tolist(),
+                               found.size.tolist(), found.old_size.tolist(), found.root.tolist(), strict=True))
         assert got == expected
 
 

@@ -19,6 +19,7 @@ from quiltdetect import find_near_duplicates
 from quiltdetect import previous as previous_module
 from quiltdetect.common.config import ConfigError, merge_settings
 from quiltdetect.common.layout import COMPLETE, work_table
+from quiltdetect.neardup import chain as chain_module
 from quiltdetect.neardup import clusters as clusters_module
 from quiltdetect.neardup import pairs as bucket_rule
 from quiltdetect.neardup.chain import kept_state
@@ -118,16 +119,21 @@ def test_a_chain_in_crawl_order_equals_a_fresh_run_over_the_union(spark, tmp_pat
     decisions are those of one pass over the union (a fresh run's: the parity tests hold the
     fresh run to that pass). The combined-sites chain takes the paths of a large segment: the
     pages it verifies, names and decides picked by shuffles instead of broadcasts (past
-    ``BROADCAST_PAGES``), the new doc_ids matched against the previous ones by a shuffle (past
+    ``BROADCAST_PAGES`` and ``BROADCAST_KEYS``), the new doc_ids matched against the previous ones by a shuffle (past
     ``previous.BROADCAST_NEW``), its clusters by Spark's joins instead of one task (past
     ``clusters.ONE_TASK_EDGES``), its tables sorted by ``orderBy``'s ranges (past
-    ``ONE_TASK_SORT_ROWS``)."""
+    ``ONE_TASK_SORT_ROWS``), the pages it compares ranked by Spark's sort (past
+    ``previous.ONE_TASK_RANKS``), the stored bucket rows read by Spark, not pyarrow (as on
+    a remote file system: ``chain.PARTS_READ_BY_PYARROW``)."""
     n = 2 if not settings else 3
     if settings:
         monkeypatch.setattr(bucket_rule, "BROADCAST_PAGES", -1)
+        monkeypatch.setattr(bucket_rule, "BROADCAST_KEYS", -1)
         monkeypatch.setattr(bucket_rule, "ONE_TASK_SORT_ROWS", -1)
         monkeypatch.setattr(previous_module, "BROADCAST_NEW", -1)
         monkeypatch.setattr(clusters_module, "ONE_TASK_EDGES", -1)
+        monkeypatch.setattr(previous_module, "ONE_TASK_RANKS", -1)
+        monkeypatch.setattr(chain_module, "PARTS_READ_BY_PYARROW", False)
     segments, docs = crawl_ordered(zlib.crc32(repr(sorted(settings.items())).encode()), 6, n)
     check_chain(spark, tmp_path, settings, segments)
     cfg = merge_settings(NearDupConfig, settings).validate(need_io=False)

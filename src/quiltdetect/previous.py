@@ -12,6 +12,11 @@ previous output is only read.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -80,6 +85,33 @@ def union_documents(run: JobRun) -> tuple[DataFrame, DataFrame, int]:
                      key=run.state.inputs_key, tables=["docs", SEGMENT], needs=["previous_documents"],
                      reuse=lambda done: (out.read_table("docs"), out.read_table(SEGMENT),
                                          int(done["previous_documents"])))
+
+
+# A few pages' doc_ids (those an update compares) are ranked in one task up to this many rows,
+# by Spark's sort above (``doc_ranks``).
+ONE_TASK_RANKS = 4_000_000
+
+
+def ranks_of(picked: DataFrame, n: int) -> DataFrame:
+    """(doc_key, rank) of the rows of ``picked`` (doc_key, doc_id; at most ``n``): their order by
+    doc_id, 0..len-1, as ``doc_ranks`` gives it. Up to ``ONE_TASK_RANKS`` rows in one task, where
+    Arrow sorts the doc_ids by their UTF-8 bytes as Spark does, without the sort's sampling job,
+    its shuffle and the jobs that number its partitions."""
+    if n > ONE_TASK_RANKS:
+        return doc_ranks(picked)
+
+    def rank(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        got = list(batches)
+        if not got:
+            return
+        table = pa.Table.from_batches(got)
+        order = pc.sort_indices(table.column("doc_id")).to_numpy()
+        ranks = np.empty(order.shape[0], dtype=np.int64)
+        ranks[order] = np.arange(order.shape[0], dtype=np.int64)
+        yield pa.RecordBatch.from_arrays([pa.array(table.column("doc_key").to_numpy()), pa.array(ranks)],
+                                         names=["doc_key", "rank"])
+
+    return picked.select("doc_key", "doc_id").repartition(1).mapInArrow(rank, "doc_key long, rank long")
 
 
 def doc_ranks(docs: DataFrame) -> DataFrame:

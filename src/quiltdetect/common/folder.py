@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -186,6 +187,22 @@ def read_parquet(spark: SparkSession, uri: str, schema: str | StructType | None 
 
 def _catalog_name() -> str:
     return f"`quiltdetect_{uuid.uuid4().hex}`"
+
+
+# Spark's name of a bucketed write's file ends in its bucket (``part-..._00012.c000.snappy.parquet``)
+_BUCKET_FILE = re.compile(r"_(\d+)(?:\..*)?$")
+
+
+def bucket_files(directory: str) -> list[list[str]]:
+    """The Parquet files of each bucket of the local table ``directory`` (written by
+    ``write_bucketed_table``, or made of such tables' files by ``concat_tables``), bucket by
+    bucket, each bucket's in name order; buckets without a file are left out."""
+    found: dict[int, list[str]] = {}
+    for name in sorted(os.listdir(directory)):
+        match = _BUCKET_FILE.search(name)
+        if name.endswith(".parquet") and match:
+            found.setdefault(int(match.group(1)), []).append(os.path.join(directory, name))
+    return [found[b] for b in sorted(found)]
 
 
 def read_bucketed(spark: SparkSession, uri: str, ddl: str, column: str, buckets: int) -> DataFrame:

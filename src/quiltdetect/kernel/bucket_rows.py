@@ -54,8 +54,36 @@ def shared_buckets(values: np.ndarray, idx: np.ndarray, doc_keys: np.ndarray, fi
     int64, one row per (doc_key, idx).
 
     Most values are held once: one sort of the values finds those held twice or more, and only
-    their rows are sorted by (value, idx) into buckets."""
+    their rows are sorted by (value, idx) into buckets. An update's part holds ten old rows for
+    each new one: only the rows whose value may be a new row's (``maybe_new``) are sorted."""
     values = np.asarray(values, dtype=np.int64)
+    if first_new > 0:
+        doc_keys = np.asarray(doc_keys, dtype=np.int64)
+        picked = maybe_new(values, doc_keys >= first_new)
+        found = _shared(values[picked], np.asarray(idx)[picked], doc_keys[picked], first_new)
+        return SharedBuckets(picked[found.rows], found.size, found.old_size, found.root)
+    return _shared(values, idx, doc_keys, first_new)
+
+
+# ``maybe_new``'s table has at least this many slots per new row (and at least MIN_SLOTS): about
+# one old row in this many whose value no new row holds is sorted all the same.
+SLOTS_PER_NEW_ROW = 32
+MIN_SLOTS = 1 << 12
+
+
+def maybe_new(values: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The indices of the rows whose value a ``new`` row may hold (every new row's, and every row
+    of equal value): a table of bits of the values that the new rows set, looked up by every
+    row in one gather, instead of a sort of every row."""
+    slots = max(MIN_SLOTS, 1 << int(np.count_nonzero(new) * SLOTS_PER_NEW_ROW).bit_length())
+    mixed = (values ^ (values >> 32)) & (slots - 1)  # the high bits too: simhash pieces are not uniform
+    seen = np.zeros(slots, dtype=bool)
+    seen[mixed[new]] = True
+    return np.flatnonzero(seen[mixed])
+
+
+def _shared(values: np.ndarray, idx: np.ndarray, doc_keys: np.ndarray, first_new: int) -> SharedBuckets:
+    """``shared_buckets`` of the rows given (``values`` int64)."""
     n = values.shape[0]
     if n < 2:
         return SharedBuckets(_EMPTY, _EMPTY, _EMPTY, _EMPTY)

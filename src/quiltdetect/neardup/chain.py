@@ -63,7 +63,7 @@ from quiltdetect.common import fs
 from quiltdetect.common.arrow import ARRAY_WRITE_OPTIONS
 from quiltdetect.common.caching import SPILL, cut, keep, release
 from quiltdetect.common.finished import FinishedRun
-from quiltdetect.common.folder import read_bucketed, read_parquet
+from quiltdetect.common.folder import bucket_files, read_bucketed, read_parquet
 from quiltdetect.common.layout import work_table
 from quiltdetect.common.shuffle import ADVISORY_SIZE, size_in_bytes
 from quiltdetect.documents.keys import in_key_ranges
@@ -91,10 +91,12 @@ from quiltdetect.neardup.pairs import (
     parts_in_tasks,
     rows_of,
     shared_bucket_rows,
+    shared_bucket_rows_of_files,
     small,
     touched_bucket_rows,
+    with_keys,
 )
-from quiltdetect.previous import doc_ranks, union_documents
+from quiltdetect.previous import ranks_of, union_documents
 
 # The state a run keeps for the next (``runstate.work_table`` names; ``FinishedRun.table`` reads them)
 # "-2": lsh's shingle set is packed bytes (``pairs.LSH_SCHEMA``), was array<long>; a run made
@@ -274,11 +276,20 @@ def fingerprints_stage(run: JobRun, chain: Chain, cfg: NearDupConfig) -> tuple[D
     return (added if table is None else table), rows
 
 
-def shared_rows(rows: DataFrame, union: Chain) -> DataFrame:
+# An update's stored bucket rows, as local files, are read by pyarrow in the Python workers
+# (``pairs.shared_bucket_rows_of_files``); False: by Spark, as other file systems' are.
+PARTS_READ_BY_PYARROW = True
+
+
+def shared_rows(run: JobRun, rows: DataFrame, family: str, union: Chain) -> DataFrame:
     """The rows of the buckets of two or more pages that hold a new page, old pages' too
     (``pairs.MEMBERS``), persisted (the caller releases them). ``rows``: the family's packed
     bucket rows of the union, hashed on the part: each part's stored and new rows meet in numpy
-    (``pairs.shared_bucket_rows``), without a shuffle."""
+    (``pairs.shared_bucket_rows``), without a shuffle; a local table's files are read a part
+    at a time by pyarrow instead (``PARTS_READ_BY_PYARROW``)."""
+    where = run.out.path(work_table(bucket_table(family)))
+    if PARTS_READ_BY_PYARROW and fs.is_local(where):
+        return cut(shared_bucket_rows_of_files(run.spark, bucket_files(fs.local_path(where)), union.n_old), SPILL)
     return cut(shared_bucket_rows(rows, union.n_old), SPILL)
 
 
@@ -287,11 +298,10 @@ def compared_ranks(docs: DataFrame, keys: list[DataFrame]) -> DataFrame:
     update compares doc_ids only among the pages of its touched buckets, of the previous pairs
     and clusters and the roots of the previous capped buckets (every page of a new pair or
     cluster is one of them), so ranks among these order every comparison as ranks over the union
-    would: only their doc_ids are sorted, not the whole archive's (``previous.doc_ranks``)."""
-    picked, _ = rows_of(docs.select("doc_key", "doc_id"), reduce(DataFrame.unionByName, keys))
-    ranks = cut(doc_ranks(picked), SPILL)
-    release(picked)
-    return ranks
+    would: only their doc_ids are sorted, not the whole archive's, and in one task where they
+    are few (``previous.ranks_of``)."""
+    picked, n = with_keys(docs.select("doc_key", "doc_id"), reduce(DataFrame.unionByName, keys))
+    return cut(ranks_of(picked, n), SPILL)
 
 
 def touched_buckets(shared: DataFrame, union: Chain) -> DataFrame:
@@ -393,7 +403,7 @@ def pairs_stage(run: JobRun, fps: DataFrame, rows: dict[str, DataFrame], chain: 
         if previous is not None:
             stored = read_parquet(spark, previous.finished.table(PAIRS))
             previous_capped = read_parquet(spark, previous.finished.table(CAPPED))
-            shared = {family: shared_rows(rows[family], chain) for family, _ in FAMILIES[cfg.algorithm]}
+            shared = {family: shared_rows(run, rows[family], family, chain) for family, _ in FAMILIES[cfg.algorithm]}
             compared = [*(frame.select("doc_key") for frame in shared.values()),
                         stored.select(F.col("a").alias("doc_key")), stored.select(F.col("b").alias("doc_key")),
                         previous_capped.select(F.col("root").alias("doc_key")),

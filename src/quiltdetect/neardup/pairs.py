@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame
+import pyarrow.parquet as pq
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common.arrow import ddl
@@ -233,6 +234,22 @@ def shared_bucket_rows(rows: DataFrame, first_new: int = 0) -> DataFrame:
     return rows.groupBy("part").applyInArrow(lambda table: _members(table, first_new), MEMBERS_DDL)
 
 
+def shared_bucket_rows_of_files(spark: SparkSession, parts: list[list[str]], first_new: int) -> DataFrame:
+    """``shared_bucket_rows`` of packed bucket rows stored as local Parquet files, ``parts`` the
+    files of each part (``folder.bucket_files``): a task per part reads its files with pyarrow in
+    the Python worker. Spark's Parquet reader would decode every stored row in the JVM and send
+    it to Python again, which takes longer than pyarrow's read (docs/performance.md, "Figures
+    behind choices in the code")."""
+
+    def members(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for files in batch.column(0).to_pylist():
+                yield from _members(pq.read_table(files, columns=["values", "idx", "doc_keys"]), first_new).to_batches()
+
+    listed = spark.sparkContext.parallelize([(files,) for files in parts], max(1, len(parts)))
+    return spark.createDataFrame(listed, "files array<string>").mapInArrow(members, MEMBERS_DDL)
+
+
 # The groups of buckets ``touched_bucket_rows`` finds roots in (each a numpy call; Spark's
 # partitions are fewer and adaptive execution sizes them).
 BUCKET_GROUPS = 256
@@ -373,24 +390,32 @@ def _verified_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBa
 # The rows of a few pages (those a run verifies, names or decides) are picked out of a table of
 # every page by a broadcast join up to this many pages, by a shuffle above.
 BROADCAST_PAGES = 1_000_000
+# ... and the pages are named by their doc_keys, broadcast to the table's scan up to this many
+# (repeats counted: a hash table of 8-byte keys, tens of MB at most), shuffled with it above.
+BROADCAST_KEYS = 4_000_000
+
+
+def with_keys(table: DataFrame, keys: DataFrame) -> tuple[DataFrame, int]:
+    """The rows of ``table`` whose doc_key is in ``keys`` (doc_key, repeats allowed), and how many
+    keys were asked for (repeats counted: at least the pages found): picked by a broadcast of the
+    keys up to ``BROADCAST_KEYS`` (the table is then only scanned), else by a shuffle. The keys
+    are not made distinct first: a semi-join gives each row once however often its key is asked
+    for, and the distinct cost a shuffle and a job of its own (the callers' keys are persisted)."""
+    n = keys.count()
+    return table.join(F.broadcast(keys) if n <= BROADCAST_KEYS else keys, on="doc_key", how="left_semi"), n
 
 
 def rows_of(table: DataFrame, keys: DataFrame) -> tuple[DataFrame, int]:
-    """The rows of ``table`` whose doc_key is in ``keys`` (doc_key), persisted, and how many
-    pages were asked for: picked by a broadcast join when at most ``BROADCAST_PAGES`` (the table
-    is then only scanned), else by a shuffle. Joins with the result may broadcast it alike
-    (``small``)."""
-    wanted = cut(keys.distinct(), SPILL)
-    n = wanted.count()
-    rows = cut(table.join(small(wanted, n), on="doc_key", how="left_semi"), SPILL)
-    release(wanted)
-    return rows, n
+    """``with_keys``, persisted. Joins with the result may broadcast it (``small``: the count is
+    at least its rows)."""
+    rows, n = with_keys(table, keys)
+    return cut(rows, SPILL), n
 
 
 # A table of at most this many rows is sorted in one task: one file, which adaptive execution made
-# of ``orderBy``'s range partitions anyway (pairs/ of 1,000,000 pages is a few MB), without the
-# job that samples every row for the ranges and the shuffle into them.
-ONE_TASK_SORT_ROWS = 100_000
+# of ``orderBy``'s range partitions anyway (pairs/ of 1,000,000 pages, ~115,000 rows, is a few
+# MB), without the job that samples every row for the ranges and the shuffle into them.
+ONE_TASK_SORT_ROWS = 1_000_000
 
 
 def in_order(frame: DataFrame, n: int, *columns: str) -> DataFrame:
@@ -407,12 +432,19 @@ def small(frame: DataFrame, n: int) -> DataFrame:
     return F.broadcast(frame) if n <= BROADCAST_PAGES else frame
 
 
+# The fingerprint columns the verification reads (``verify_lsh``; ``verify``): the others (lsh's
+# bands, an array of 40 longs a page) are not decoded when the candidates' pages are picked out.
+VERIFIED_COLUMNS = {True: ("doc_key", "site", "shingles"), False: ("doc_key", "site", "supershingles", "simhash")}
+
+
 def candidate_pages(candidates: dict[str, DataFrame], fps: DataFrame) -> DataFrame:
-    """The fingerprints of the pages at either end of a candidate pair of any family, persisted
-    (``rows_of``; the caller releases them): what the verification joins to each pair, so that
-    only these pages' shingle sets, not every page's, are shuffled to their pairs."""
+    """The fingerprints the verification reads (``VERIFIED_COLUMNS``) of the pages at either end
+    of a candidate pair of any family, persisted (``rows_of``; the caller releases them): what
+    the verification joins to each pair, so that only these pages' shingle sets, not every
+    page's, are shuffled to their pairs."""
     ends = [c.select(F.col(end).alias("doc_key")) for c in candidates.values() for end in ("a", "b")]
-    return rows_of(fps, reduce(DataFrame.unionByName, ends))[0]
+    columns = VERIFIED_COLUMNS["shingles" in fps.columns]
+    return rows_of(fps.select(*columns), reduce(DataFrame.unionByName, ends))[0]
 
 
 # The bucket families of each algorithm: (name in counts and state, fingerprint column).
