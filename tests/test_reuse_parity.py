@@ -103,7 +103,7 @@ def _compare_detection(got: dict, ref: dict) -> None:
             assert have["bad"] == want["bad"], prefix
 
 
-@pytest.mark.parametrize("budget", budgets(2, 3))
+@pytest.mark.parametrize("budget", budgets(1, 3))
 def test_blind_discovery_and_detection_equal_reference(spark, tmp_path_factory, budget):
     examples(budget)(given(rows=corpus())(check_blind))(spark, tmp_path_factory)
 

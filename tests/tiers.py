@@ -55,7 +55,7 @@ EXTENDED: dict[str, str] = {
     "test_neardup_parity.py::test_connected_components_equal_union_find[6-examples-rounds]": "budget 6; the fast tier 3",
     "test_phrases_parity.py::test_spark_equals_reference[k3-m84-ip-nocollapse]":
         "the second setting (ip servers, no collapse, per-count cover samples); the fast tier runs the first",
-    "test_reuse_parity.py::test_blind_discovery_and_detection_equal_reference[3-examples]": "budget 3; the fast tier 2",
+    "test_reuse_parity.py::test_blind_discovery_and_detection_equal_reference[3-examples]": "budget 3; the fast tier 1",
     "test_table_fuzz.py::test_random_tables_give_documents_and_counted_skips_or_a_config_error[25-examples]":
         "budget 25; the fast tier 3",
     "test_ingest_keys.py::test_numbered_documents_equal_the_sorted_then_counted_keys[2]": "seeds 2 and 3; the fast tier seed 1",
@@ -101,6 +101,8 @@ EXTENDED: dict[str, str] = {
     "test_phrases_job.py::test_outputs_tables_figures_and_metrics": "",
     "test_phrases_job.py::test_rerun_of_a_complete_output_does_nothing": "",
     "test_readme.py::test_every_other_analysis_runs_as_written_on_the_ingested_documents": "the README's \"The other analyses\"",
+    "test_readme.py::test_finding_quilts_in_your_crawl_runs_as_written":
+        "the README's \"Finding quilts in your crawl\"; the fast tier runs its quick start and Python example",
     "test_docs_commands.py": "every command line the docs show, run as written",
     "test_empty_inputs.py": "empty segments through fresh runs and updates",
     "test_hostile_tables.py::test_every_analysis_runs_through_a_directory_of_hostile_inputs":
