@@ -77,6 +77,8 @@ EXTENDED: dict[str, str] = {
     "test_reliability_jobs.py::test_published_complete_rerun_and_resume_with_new_settings[phrases]": "",
     "test_reliability_jobs.py::test_published_complete_rerun_and_resume_with_new_settings[reuse]": "",
     "test_reliability_jobs.py::test_published_complete_rerun_and_resume_with_new_settings[sweep]": "",
+    "test_reliability.py::test_new_parameters_reuse_docs_and_grams_and_equal_a_fresh_run":
+        "the quilt job's grams reused under a new m; the fast tier keeps neardup's resume with new settings",
     "test_reliability.py::test_killed_while_writing_complete_a_rerun_equals_a_clean_run":
         "a kill while _COMPLETE is written; the fast tier keeps the kill while the last table is written",
     # quilt updates: the fast tier keeps the chain-of-updates parity
