@@ -1,7 +1,7 @@
 """quiltdetect neardup against datatrove's MinHash deduplication, side by side in one run.
 
     python bench/corpus.py --pages 100000 --format parquet --out /tmp/c100k
-    python -m venv /tmp/dt && /tmp/dt/bin/pip install datatrove pyarrow      # only for this benchmark
+    python -m venv /tmp/dt && /tmp/dt/bin/pip install 'datatrove[io,processing]' spacy  # only here
     PYTHONPATH=src python bench/datatrove_side_by_side.py --corpus /tmp/c100k --datatrove-python /tmp/dt/bin/python \
         --work /tmp/dt-vs --repeat 3 --out bench/results/neardup_vs_datatrove_100k.json
 
@@ -133,6 +133,7 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
     data = work / "input"
     pages = split_corpus(Path(args.corpus), args.files, data)
+    os.sync()  # the split written back to disk now: the first command timed must not pay for it
     script = work / "datatrove_minhash.py"
     script.write_text(DATATROVE_PIPELINE)
     version = subprocess.run([args.datatrove_python, "-c", "import datatrove, importlib.metadata as m; "
