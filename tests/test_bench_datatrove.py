@@ -41,3 +41,21 @@ def test_each_tools_dropped_pages_are_read_by_id(tmp_path):
         f.write(json.dumps({"id": "b", "text": "x"}) + "\n" + json.dumps({"id": "d", "text": "y"}) + "\n")
     (removed / "00001.jsonl").write_text(json.dumps({"id": "e", "text": "z"}) + "\n")
     assert side_by_side.datatrove_dropped(tmp_path / "datatrove") == {"b", "d", "e"}
+
+
+def test_the_install_line_is_the_one_the_docs_give_with_the_extras_the_pipeline_imports():
+    """datatrove's MinHash pipeline imports ``regex`` and ``tokenizers`` (its ``processing``
+    extra) and reads Parquet (``io``): a bare ``pip install datatrove`` does not run it. The
+    script's line and docs/neardup.md's must be the same working one."""
+    import re
+    from pathlib import Path
+
+    def install_line(text: str) -> str:
+        found = re.search(r"/tmp/dt/bin/pip install ([^\n#]+)", text)
+        assert found, "no datatrove install line"
+        return found.group(1).strip()
+
+    script = install_line(side_by_side.__doc__)
+    docs = install_line((Path(__file__).resolve().parents[1] / "docs" / "neardup.md").read_text())
+    assert script == docs
+    assert "datatrove[io,processing]" in script
