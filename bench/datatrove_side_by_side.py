@@ -15,7 +15,7 @@ datatrove's ``--tasks`` tasks has its share) and run with shipped defaults on th
   filter writing the kept and the removed documents, each stage ``--tasks`` tasks on
   ``--workers`` workers (the buckets stage one task per bucket, the cluster stage one task).
 
-Each command is timed whole (wall clock, a fresh process), the two alternating ``--repeat``
+Each command is timed whole (wall clock, a fresh process, after a sync), the two alternating ``--repeat``
 times; the figures are the medians and their ratio. The pages each drops are compared by id,
 and datatrove's with every page of quiltdetect's clusters (the two keep different members of a
 cluster: quiltdetect the earliest crawled, datatrove its own pick).
@@ -83,7 +83,10 @@ def split_corpus(corpus: Path, files: int, into: Path) -> int:
 
 
 def timed(command: list[str], log: Path, env: dict[str, str] | None = None) -> float:
-    """Wall seconds of one whole command (fails loudly, its output in ``log``)."""
+    """Wall seconds of one whole command (fails loudly, its output in ``log``), started on a
+    machine with nothing left to write back: the command before it (the other tool's, whose
+    outputs this harness has just deleted) must not be paid for by this one."""
+    os.sync()
     start = time.perf_counter()
     with log.open("w") as out:
         done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
@@ -133,7 +136,6 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
     data = work / "input"
     pages = split_corpus(Path(args.corpus), args.files, data)
-    os.sync()  # the split written back to disk now: the first command timed must not pay for it
     script = work / "datatrove_minhash.py"
     script.write_text(DATATROVE_PIPELINE)
     version = subprocess.run([args.datatrove_python, "-c", "import datatrove, importlib.metadata as m; "

@@ -59,3 +59,16 @@ def test_the_install_line_is_the_one_the_docs_give_with_the_extras_the_pipeline_
     docs = install_line((Path(__file__).resolve().parents[1] / "docs" / "neardup.md").read_text())
     assert script == docs
     assert "datatrove[io,processing]" in script
+
+
+def test_each_command_is_timed_after_what_the_one_before_wrote_is_on_disk(tmp_path, monkeypatch):
+    """The harness deletes one tool's outputs and starts the other's command: without a sync
+    first, the command timed pays for writing back what the other tool wrote."""
+    events = []
+    monkeypatch.setattr(side_by_side.os, "sync", lambda: events.append("sync"))
+    monkeypatch.setattr(side_by_side.time, "perf_counter", lambda: events.append("clock") or 0.0)
+    real_run = side_by_side.subprocess.run
+    monkeypatch.setattr(side_by_side.subprocess, "run",
+                        lambda *a, **k: events.append("run") or real_run(["true"], check=False))
+    assert side_by_side.timed(["true"], tmp_path / "log") == 0.0
+    assert events == ["sync", "clock", "run", "clock"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -112,3 +113,39 @@ def test_the_read_inputs_are_let_go_once_docs_is_written(spark, tmp_path):
         release(checkpoint)
         release(persisted)
         assert set(spark.sparkContext._jsc.getPersistentRDDs()) <= before  # (ContextCleaner may drop others')
+
+
+def test_the_count_of_the_records_checks_no_texts_utf8_and_counts_as_the_repair_does(spark, tmp_path, monkeypatch):
+    """The ingest's first scan of a Parquet input (the count by skip reason, the texts' bytes
+    that size docs/' ranges) reads each text's length as stored (``read.TEXT_BYTES``): the UTF-8
+    checks and repairs of the texts run once, as the texts go to docs/. A missing text is still
+    a ``missing_text`` skip, and ``decoded_leniently`` counts the documents that were repaired."""
+    import pyarrow as pa
+
+    from quiltdetect.common.config import JobConfig
+    from quiltdetect.common.folder import OutputFolder
+    from quiltdetect.documents import table
+    from quiltdetect.documents.inputs import resolve_inputs
+    from quiltdetect.documents.table import document_table, read_documents
+
+    monkeypatch.setattr(table, "REREAD_MIN_BYTES", 0)  # read twice, as a Parquet input of 64 MB or more is
+    texts = [b"caf\xc3\xa9 ok", b"bad \xff byte", None, b"nul\x00here"]
+    pq.write_table(pa.table({"id": ["a", "b", "c", "d"], "url": [f"http://h/{i}" for i in "abcd"],
+                             "text": pa.array(texts, pa.binary())}), tmp_path / "in.parquet")
+    cfg = JobConfig(inputs=[str(tmp_path / "in.parquet")], output=str(tmp_path / "out"))
+    out = OutputFolder(spark, str(tmp_path / "out"))
+    files = resolve_inputs(spark, cfg.inputs, cfg.input_format)
+    read = read_documents(spark, cfg, out, files=files, reread=True)
+    plan = read.narrow._jdf.queryExecution().optimizedPlan().toString()  # what the count reads, kept
+    assert "FileScan parquet" in plan and "octet_length(cast(text#" in plan, plan  # the input's scan itself
+    assert not re.search(r"cast\(text#\d+ as string\)\.(makeValid|isValid)", plan), plan
+    assert "contains" not in plan.lower(), plan
+    assert read.skipped == {"missing_text": 1} and read.candidates == 3
+    assert read.candidate_bytes == sum(len(t) for t in texts if t is not None)
+    read.release()
+    counts: dict = {}
+    document_table(spark, cfg, out, counts, files=files)
+    assert counts["documents"] == 3 and counts["decoded_leniently"] == 1 and counts["skipped"] == {"missing_text": 1}
+    docs = {r["doc_id"]: r for r in pq.read_table(tmp_path / "out" / "docs").to_pylist()}
+    assert docs["b"]["text"] == "bad \ufffd byte" and docs["b"]["decode_errors"] is True
+    assert docs["d"]["text"] == "nul here" and docs["d"]["decode_errors"] is False

@@ -25,7 +25,7 @@ from quiltdetect.common.folder import read_parquet
 from quiltdetect.common.layout import work_table
 from quiltdetect.documents.keys import doc_id_ranges, numbered_documents
 from quiltdetect.documents.read import DOC_COLUMNS, with_doc_keys
-from quiltdetect.documents.table import DOCS_WRITE_OPTIONS, read_documents
+from quiltdetect.documents.table import DOCS_WRITE_OPTIONS, lenient, read_documents
 from quiltdetect.lifecycle import JobRun
 
 SEGMENT = work_table("segment")  # the new documents of an update, keyed as in docs/
@@ -65,7 +65,7 @@ def union_documents(run: JobRun) -> tuple[DataFrame, DataFrame, int]:
         ranges = doc_id_ranges(unseen, read.candidates, read.candidate_bytes)
         rows = read.candidate_rows.join(known, "doc_id", "left_anti")
         new = numbered_documents(rows, ranges, [*DOC_COLUMNS, "doc_key"], first_key=n_old)
-        new = out.write_table(new, SEGMENT, DOCS_WRITE_OPTIONS)
+        new, written = out.write_counted(new, SEGMENT, {"lenient": lenient()}, DOCS_WRITE_OPTIONS)
         # docs/ = the previous docs/ files and the segment's, linked or copied as they are: the
         # old texts are not read, decoded and encoded again.
         table = out.concat_tables([finished.result("docs"), out.path(SEGMENT)], "docs")
@@ -73,7 +73,7 @@ def union_documents(run: JobRun) -> tuple[DataFrame, DataFrame, int]:
         n_read = n_new + n_seen
         read.release()
         release(seen)
-        read.count_into(counts, n_read)
+        read.count_into(counts, n_read, int(written["lenient"] or 0))
         counts["previous_run"] = previous
         counts["previous_documents"] = n_old
         counts["new_documents"] = n_new

@@ -69,6 +69,11 @@ ROW_SCHEMA = StructType(
     ]
 )
 NOT_DOC_COLUMNS = ("skip_reason", "skip_detail", "decoded_as")
+# Every row frame of ``read_rows`` carries one more column: the UTF-8 bytes of the row's text as
+# read, before the repairs of ``_table_columns`` (null when there is no text). The ingest's count
+# of the records (``table.read_documents``) reads it instead of the text: in a Parquet input's
+# scan it costs no UTF-8 check of any text (docs/performance.md, "Figures behind choices in the code").
+TEXT_BYTES = "text_bytes"
 DOC_COLUMNS = [f.name for f in ROW_SCHEMA.fields if f.name not in NOT_DOC_COLUMNS]
 SKIP_DUPLICATE_ID = "duplicate_doc_id"
 SKIP_MISSING_ID = "missing_id"
@@ -180,7 +185,8 @@ def read_archives(
             .withColumn("format", F.coalesce(mapping[F.col("path")], F.lit("warc")))
         )
         frames.append(binary.select("path", "format", "content").mapInPandas(body, ROW_SCHEMA))
-    return _union(frames)
+    rows = _union(frames)
+    return rows.withColumn(TEXT_BYTES, F.octet_length("text").cast("long"))  # (decoded in Python: valid UTF-8)
 
 
 def file_groups(files: list[tuple[str, str]], slots: int) -> list[list[tuple[str, str]]]:
@@ -249,9 +255,9 @@ def without_nul(text: Column) -> Column:
 
 
 def table_rows(table: DataFrame) -> DataFrame:
-    """(id, url, text, ip, date, source, decode_errors, bad_type) table rows -> document and skip rows
-    (the date, when the table has one, is the page's crawl date: ``warc_date``),
-    in ROW_SCHEMA (see ``_table_columns`` for the last two).
+    """(id, url, text, ip, date, source, decode_errors, bad_type, text_bytes) table rows -> document
+    and skip rows (the date, when the table has one, is the page's crawl date: ``warc_date``),
+    in ROW_SCHEMA and ``TEXT_BYTES`` (see ``_table_columns`` for the last three).
 
     The text stays in the JVM: only url and the file name go through Python (for the host,
     registered domain and source name), so reading a Parquet table costs a scan, not a copy of
@@ -261,7 +267,7 @@ def table_rows(table: DataFrame) -> DataFrame:
     missing_id = F.col("id").isNull() | (F.col("id") == "")
     reason = (F.when(F.col("bad_type").isNotNull(), F.lit(SKIP_BAD_COLUMN_TYPE))
               .when(missing_id, F.lit(SKIP_MISSING_ID))
-              .when(F.col("text").isNull(), F.lit(SKIP_MISSING_TEXT)))
+              .when(F.col(TEXT_BYTES).isNull(), F.lit(SKIP_MISSING_TEXT)))  # (null as the text is)
     fields = {
         "doc_id": F.col("id"),
         "url": F.col("url"),
@@ -276,13 +282,14 @@ def table_rows(table: DataFrame) -> DataFrame:
         "skip_detail": F.col("bad_type"),
     }
     return table.select(*[(fields[f.name] if f.name in fields else F.lit(None)).cast(f.dataType).alias(f.name)
-                          for f in ROW_SCHEMA.fields])
+                          for f in ROW_SCHEMA.fields], F.col(TEXT_BYTES))
 
 
 def _table_columns(table: DataFrame) -> list:
     """id, url, text, ip, date of a table of any column types as valid UTF-8 strings, plus
     ``decode_errors`` (some value held invalid UTF-8, now replaced by U+FFFD, as the WARC
-    reader decodes leniently) and ``bad_type`` (why the file's rows cannot be documents).
+    reader decodes leniently), ``bad_type`` (why the file's rows cannot be documents) and
+    ``TEXT_BYTES`` (the text's bytes before any repair).
 
     Strings and binary values are checked and repaired byte for byte (Parquet does not
     validate its strings, and one invalid value would otherwise reach every analysis); numbers,
@@ -292,6 +299,7 @@ def _table_columns(table: DataFrame) -> list:
     and the review page must not show them).
     """
     cols, repaired, bad = [], [], []
+    text_bytes = F.lit(None).cast("long")
     for name in TABLE_COLUMNS:
         if name not in table.columns:
             cols.append(F.lit(None).cast("string").alias(name))
@@ -304,6 +312,8 @@ def _table_columns(table: DataFrame) -> list:
         value = F.col(name).cast("string")
         if isinstance(dtype, (FloatType, DoubleType)):  # NaN is no id (a missing_id skip), nor a text
             value = F.when(~F.isnan(F.col(name)), value)
+        if name == "text":
+            text_bytes = F.octet_length(value).cast("long")
         if isinstance(dtype, (StringType, BinaryType)):
             repaired.append(F.coalesce(~F.is_valid_utf8(value), F.lit(False)))
             value = F.make_valid_utf8(value)
@@ -314,7 +324,7 @@ def _table_columns(table: DataFrame) -> list:
     for r in repaired:
         flag = flag | r
     detail = F.lit("; ".join(bad)) if bad else F.lit(None).cast("string")
-    return [*cols, flag.alias("decode_errors"), detail.alias("bad_type")]
+    return [*cols, flag.alias("decode_errors"), detail.alias("bad_type"), text_bytes.alias(TEXT_BYTES)]
 
 
 def document_table_rows(table: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
@@ -332,6 +342,7 @@ def document_table_rows(table: DataFrame, keep: tuple[str, ...] = ()) -> DataFra
     # A docs/ table from elsewhere may hold invalid UTF-8 in any string column (Parquet does not
     # validate strings) and NULs in its text: repaired and flagged like a table's (see _table_columns).
     flag = F.coalesce(cols["decode_errors"], F.lit(False))
+    text_bytes = F.octet_length(cols["text"]).cast("long")
     for f in ROW_SCHEMA.fields:
         if f.name in names and isinstance(f.dataType, StringType):
             flag = flag | F.coalesce(~F.is_valid_utf8(cols[f.name]), F.lit(False))
@@ -339,11 +350,11 @@ def document_table_rows(table: DataFrame, keep: tuple[str, ...] = ()) -> DataFra
     cols["decode_errors"] = flag
     cols["text"] = without_nul(cols["text"])
     cols = [cols[n].alias(n) for n in names]
-    rows = table.select(*cols, *keep)
+    rows = table.select(*cols, text_bytes.alias(TEXT_BYTES), *keep)
     reason = (F.when(F.col("doc_id").isNull() | (F.col("doc_id") == ""), F.lit(SKIP_MISSING_ID))
-              .when(F.col("text").isNull(), F.lit(SKIP_MISSING_TEXT)))
+              .when(F.col(TEXT_BYTES).isNull(), F.lit(SKIP_MISSING_TEXT)))
     return rows.select(*DOC_COLUMNS, reason.alias("skip_reason"), F.lit(None).cast("string").alias("skip_detail"),
-                       F.lit(None).cast("string").alias("decoded_as"), *keep)
+                       F.lit(None).cast("string").alias("decoded_as"), TEXT_BYTES, *keep)
 
 
 def named_columns(table: DataFrame, columns: dict[str, str]) -> DataFrame:
@@ -413,7 +424,7 @@ def read_tables(spark: SparkSession, files: list[InputFile], columns: dict[str, 
     if broken:
         frames.append(spark.createDataFrame(
             [_skip_row(source_name(path), records.SKIP_FILE_ERROR, detail) for path, detail in sorted(broken.items())],
-            ROW_SCHEMA))
+            ROW_SCHEMA).withColumn(TEXT_BYTES, F.lit(None).cast("long")))
     readable = [f for f in files if f.path not in broken]
     json_files = [f.path for f in readable if f.format == "jsonl"]
     arrays = [p for p in json_files if is_json_array(p)]
@@ -606,7 +617,7 @@ def _read_files(spark: SparkSession, files: list[InputFile], max_payload_bytes: 
     ]
     rows = _union([p for p in parts if p is not None])
     if rows is None:  # no file, or tables of no rows: an input of no documents
-        return spark.createDataFrame([], ROW_SCHEMA)
+        return spark.createDataFrame([], ROW_SCHEMA).withColumn(TEXT_BYTES, F.lit(None).cast("long"))
     return rows
 
 

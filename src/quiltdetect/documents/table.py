@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from quiltdetect.common import fs
@@ -24,6 +24,7 @@ from quiltdetect.documents.keys import INPUT_RANK, doc_id_ranges, numbered_docum
 from quiltdetect.documents.read import (
     DOC_COLUMNS,
     SKIP_DUPLICATE_ID,
+    TEXT_BYTES,
     document_table_rows,
     frame_rows,
     keep_one_per_id,
@@ -81,11 +82,18 @@ def document_table(spark: SparkSession, cfg: JobConfig, out: OutputFolder, count
         return write_ingested(spark, cfg, out, ingested, len(files), counts)
     read = read_documents(spark, cfg, out, files=files, frame=frame, reread=True)
     ranges = doc_id_ranges(read.candidate_ids, read.candidates, read.candidate_bytes)
-    table = out.write_table(numbered_documents(read.candidate_rows, ranges, DOCS_TABLE_COLUMNS), "docs",
-                            DOCS_WRITE_OPTIONS)
+    table, written = out.write_counted(numbered_documents(read.candidate_rows, ranges, DOCS_TABLE_COLUMNS), "docs",
+                                       {"lenient": lenient()}, DOCS_WRITE_OPTIONS)
     read.release()
-    read.count_into(counts, ranges.documents)
+    read.count_into(counts, ranges.documents, int(written["lenient"] or 0))
     return table
+
+
+def lenient() -> Column:
+    """The documents decoded leniently (docs/reliability.md: ``decoded_leniently``), counted as
+    docs/ (or an update's segment of it) is written: counted with the records before it, every
+    text's UTF-8 would be checked once more (``read.TEXT_BYTES``)."""
+    return F.sum(F.col("decode_errors").cast("long"))
 
 
 DOCS_TABLE_COLUMNS = [*DOC_COLUMNS, "doc_key"]  # docs/, as with_doc_keys writes it
@@ -164,13 +172,12 @@ class ReadDocuments:
     (``docs``: one row per doc_id), with what was skipped."""
 
     rows: DataFrame
-    narrow: DataFrame  # (doc_id, skip_reason, decode_errors, decoded_as, bytes) of every record, kept
+    narrow: DataFrame  # (doc_id, skip_reason, decoded_as, bytes) of every record, kept
     docs: DataFrame
     files: int
     skipped: dict[str, int]
     candidates: int  # records that were not skipped, before keeping one per doc_id
-    candidate_bytes: int  # their texts' UTF-8 bytes
-    lenient: int
+    candidate_bytes: int  # their texts' UTF-8 bytes as read (``read.TEXT_BYTES``)
     decoded_as: dict[str, int] = field(default_factory=dict)  # pages decoded otherwise than declared
 
     @property
@@ -189,8 +196,9 @@ class ReadDocuments:
         release(self.rows)
         release(self.narrow)
 
-    def count_into(self, counts: dict, n_docs: int) -> None:
-        """The ingest stage's counts, ``n_docs`` being the documents the table kept."""
+    def count_into(self, counts: dict, n_docs: int, lenient: int) -> None:
+        """The ingest stage's counts, ``n_docs`` being the documents the table kept and
+        ``lenient`` those of them decoded leniently (``lenient()``)."""
         skipped = dict(self.skipped)
         if self.candidates > n_docs:
             skipped[SKIP_DUPLICATE_ID] = skipped.get(SKIP_DUPLICATE_ID, 0) + self.candidates - n_docs
@@ -198,7 +206,7 @@ class ReadDocuments:
         counts["records"] = self.candidates + sum(self.skipped.values())
         counts["documents"] = n_docs
         counts["skipped"] = dict(sorted(skipped.items()))
-        counts["decoded_leniently"] = self.lenient
+        counts["decoded_leniently"] = lenient
         if self.decoded_as:  # pages whose bytes did not fit their declared charset, by what was read
             counts["charsets_corrected"] = self.decoded_as
 
@@ -227,13 +235,12 @@ def read_documents(
     if not (reread and rereadable(files)):
         rows = cut(rows, TEXT_CACHE)
     # The doc_ids (and what the counts need) kept apart as they are counted: numbering the
-    # documents reads them twice more (``keys.doc_id_ranges``), without reading the texts.
-    narrow = keep(rows.select("doc_id", "skip_reason", "decode_errors", "decoded_as",
-                              F.octet_length("text").alias("bytes")), SPILL)
+    # documents reads them twice more (``keys.doc_id_ranges``), without reading the texts. The
+    # texts' bytes as read (``TEXT_BYTES``): a Parquet input's scan checks no text's UTF-8 here.
+    narrow = keep(rows.select("doc_id", "skip_reason", "decoded_as", F.col(TEXT_BYTES).alias("bytes")), SPILL)
     by_reason = (
         narrow.groupBy("skip_reason", "decoded_as")
-        .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("decode_errors").cast("long")).alias("lenient"),
-             F.sum("bytes").alias("bytes"))
+        .agg(F.count(F.lit(1)).alias("n"), F.sum("bytes").alias("bytes"))
         .collect()
     )
     skipped: dict[str, int] = {}
@@ -259,5 +266,4 @@ def read_documents(
         decoded_as=dict(sorted(decoded_as.items())),
         candidates=sum(int(r["n"]) for r in by_reason if r["skip_reason"] is None),
         candidate_bytes=sum(int(r["bytes"] or 0) for r in by_reason if r["skip_reason"] is None),
-        lenient=sum(int(r["lenient"] or 0) for r in by_reason if r["skip_reason"] is None),
     )
