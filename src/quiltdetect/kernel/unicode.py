@@ -5,8 +5,9 @@ folded. ``code_point_classes`` says, for every code point, what it is to the wor
 ``kernel.words`` (``CharClass``): a separator, a letter or digit of a script written with spaces,
 a Han or Kana character (a word of its own), a letter of Thai, Lao, Khmer or Myanmar (cut into
 units by ``unit_starts``), or a combining mark (which belongs to the character before it). Both
-come from Python's ``unicodedata`` (Unicode 14.0 on Python 3.11, 15.0 on 3.12), built once per
-process; no Spark here.
+come from Python's ``unicodedata`` (Unicode 14.0 on Python 3.11, 15.0 on 3.12): the tables that
+visit every code point in Python are built once and kept on disk for the next process
+(``kernel.stored``); no Spark here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import Iterator
 from functools import cache
 
 import numpy as np
+
+from quiltdetect.kernel.stored import stored
 
 # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties.txt): characters a renderer
 # draws as nothing. With every Cf (format) character they are removed before words are cut:
@@ -172,7 +175,7 @@ def table_size(points: np.ndarray) -> int:
     return BMP if not points.size or int(points.max()) < BMP else FULL
 
 
-@cache
+@stored
 def _category_letters(size: int = FULL) -> np.ndarray:
     """uint8 (size, 2): the general category of every code point below ``size`` (``Lu`` ...)."""
     return np.frombuffer("".join(map(unicodedata.category, map(chr, range(size)))).encode("ascii"),
@@ -259,7 +262,7 @@ def code_point_classes(size: int = FULL) -> np.ndarray:
     return classes
 
 
-@cache
+@stored
 def combining_classes(size: int = FULL) -> np.ndarray:
     """uint8 (size,): every code point's canonical combining class (0 for a starter)."""
     classes = np.zeros(size, dtype=np.uint8)
@@ -277,7 +280,7 @@ def composes_with_previous(size: int = FULL) -> np.ndarray:
     return _seconds_of_pairs()[:size]
 
 
-@cache
+@stored
 def _seconds_of_pairs() -> np.ndarray:
     seconds = np.zeros(FULL, dtype=bool)
     listed = _assigned(FULL)
@@ -290,7 +293,7 @@ def _seconds_of_pairs() -> np.ndarray:
     return seconds
 
 
-@cache
+@stored
 def needs_composing(size: int = FULL) -> np.ndarray:
     """bool (size,): whether NFKC may change the words of a text holding this code point: one
     that may compose with the character before it (``composes_with_previous``, a Hangul jamo),
@@ -322,7 +325,7 @@ def out_of_order(points: np.ndarray, follows: np.ndarray) -> np.ndarray:
     return moved
 
 
-@cache
+@stored
 def needs_folding(size: int = FULL) -> np.ndarray:
     """bool (size,): whether case folding changes this code point (ASCII letters excepted:
     ``kernel.words`` lower-cases those in numpy)."""
@@ -334,7 +337,7 @@ def needs_folding(size: int = FULL) -> np.ndarray:
     return folds
 
 
-@cache
+@stored
 def simple_folds(size: int = FULL) -> np.ndarray:
     """int32 (size,): the code point a character case-folds to when that is one character of
     the same UTF-8 width and normalising changes nothing else about it (Cyrillic, Greek and
@@ -365,7 +368,7 @@ def _needs_normalising(size: int) -> np.ndarray:
     return ignorable(size) | needs_composing(size) | needs_folding(size)
 
 
-@cache
+@stored
 def joins_previous(size: int = FULL) -> np.ndarray:
     """bool (size,): whether normalising may join this code point to the one before it (a
     combining mark, a Hangul jamo, an invisible character, or a character whose compatibility
